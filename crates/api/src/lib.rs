@@ -1,0 +1,1 @@
+//! l2node api crate.

@@ -1,0 +1,1 @@
+//! l2node client crate.

@@ -1,0 +1,1 @@
+//! Every default of the node, each with the reason for its value.

@@ -1,0 +1,1 @@
+//! pool (in progress).

@@ -1,0 +1,1 @@
+//! trie (in progress).
