@@ -1,4 +1,24 @@
 //! Embedded storage on redb: blocks, receipts, indexes, current state, history and trie nodes.
+//!
+//! Every block commits in one write transaction (`Storage::commit_block`), so a crash leaves
+//! either the whole block or none of it. Current state lives in `accounts`/`storage`/`code`;
+//! `*_history` tables keep the value each key had *before* block N changed it, which makes any
+//! held block queryable (archive) with one range lookup per read.
+
+mod codec;
+mod logs;
+mod reader;
+mod write;
+
+use std::{path::Path, sync::Arc};
+
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_primitives::{Address, B256};
+use redb::{ReadableDatabase, TableDefinition};
+
+pub use logs::LogQuery;
+pub use reader::StateAt;
+pub use write::BlockToStore;
 
 /// Errors of the storage layer.
 #[derive(Debug, thiserror::Error)]
@@ -14,4 +34,190 @@ pub enum StorageError {
         /// What failed to decode.
         reason: String,
     },
+    /// A block that is not the successor of the current head was offered.
+    #[error("block {number} does not extend the head (expected {expected})")]
+    NotNext {
+        /// Number of the offered block.
+        number: u64,
+        /// The number that would extend the head.
+        expected: u64,
+    },
 }
+
+macro_rules! db_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StorageError {
+            fn from(e: $t) -> Self {
+                StorageError::Database(e.to_string())
+            }
+        }
+    )*};
+}
+db_err!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// `"head"` -> block number of the canonical head.
+pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// block number -> RLP header.
+pub(crate) const HEADERS: TableDefinition<u64, &[u8]> = TableDefinition::new("headers");
+/// block hash -> block number.
+pub(crate) const HASH_TO_NUMBER: TableDefinition<&[u8; 32], u64> =
+    TableDefinition::new("hash_to_number");
+/// block number -> RLP `BlockBody<TxEnvelope>`.
+pub(crate) const BODIES: TableDefinition<u64, &[u8]> = TableDefinition::new("bodies");
+/// block number -> concatenated 20-byte senders, one per transaction.
+pub(crate) const SENDERS: TableDefinition<u64, &[u8]> = TableDefinition::new("senders");
+/// block number -> RLP list of EIP-2718 receipt encodings.
+pub(crate) const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
+/// transaction hash -> (block number, index in block).
+pub(crate) const TX_INDEX: TableDefinition<&[u8; 32], (u64, u32)> =
+    TableDefinition::new("tx_index");
+/// address ++ block number (BE) -> () for every block with a log from that address.
+pub(crate) const LOG_ADDRESSES: TableDefinition<&[u8], ()> = TableDefinition::new("log_addresses");
+/// topic ++ block number (BE) -> () for every block with a log carrying that topic.
+pub(crate) const LOG_TOPICS: TableDefinition<&[u8], ()> = TableDefinition::new("log_topics");
+/// address -> nonce (8 BE) ++ balance (32) ++ code hash (32).
+pub(crate) const ACCOUNTS: TableDefinition<&[u8; 20], &[u8]> = TableDefinition::new("accounts");
+/// address ++ slot -> value (32 BE bytes); zero values are absent.
+pub(crate) const STORAGE: TableDefinition<&[u8], &[u8; 32]> = TableDefinition::new("storage");
+/// code hash -> bytecode.
+pub(crate) const CODE: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("code");
+/// address ++ block (BE) -> the account as it was before that block (empty = absent).
+pub(crate) const ACCOUNT_HISTORY: TableDefinition<&[u8], &[u8]> =
+    TableDefinition::new("account_history");
+/// address ++ slot ++ block (BE) -> the slot value before that block.
+pub(crate) const STORAGE_HISTORY: TableDefinition<&[u8], &[u8; 32]> =
+    TableDefinition::new("storage_history");
+
+/// The node's database. Cheap to clone; reads run concurrently with the single writer.
+#[derive(Clone)]
+pub struct Storage {
+    db: Arc<redb::Database>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage").finish_non_exhaustive()
+    }
+}
+
+/// A block as served from storage.
+#[derive(Debug, Clone)]
+pub struct StoredBlock {
+    /// The sealed header.
+    pub header: Header,
+    /// keccak256(RLP(header)).
+    pub hash: B256,
+    /// Transactions, ommers, withdrawals.
+    pub body: BlockBody<TxEnvelope>,
+    /// Recovered sender of each transaction.
+    pub senders: Vec<Address>,
+}
+
+impl Storage {
+    /// Opens (or creates) the database file at `path`; parent directories are created.
+    pub fn open(path: &Path) -> Result<Self, StorageError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| StorageError::Database(e.to_string()))?;
+        }
+        let db = redb::Database::builder()
+            .set_cache_size(crate::constants::DB_CACHE_BYTES)
+            .create(path)?;
+        let storage = Self { db: Arc::new(db) };
+        storage.create_tables()?;
+        Ok(storage)
+    }
+
+    fn create_tables(&self) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        tx.open_table(META)?;
+        tx.open_table(HEADERS)?;
+        tx.open_table(HASH_TO_NUMBER)?;
+        tx.open_table(BODIES)?;
+        tx.open_table(SENDERS)?;
+        tx.open_table(RECEIPTS)?;
+        tx.open_table(TX_INDEX)?;
+        tx.open_table(LOG_ADDRESSES)?;
+        tx.open_table(LOG_TOPICS)?;
+        tx.open_table(ACCOUNTS)?;
+        tx.open_table(STORAGE)?;
+        tx.open_table(CODE)?;
+        tx.open_table(ACCOUNT_HISTORY)?;
+        tx.open_table(STORAGE_HISTORY)?;
+        tx.open_table(crate::trie::TRIE_NODES)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Number of the canonical head, or `None` before genesis is written.
+    pub fn head_number(&self) -> Result<Option<u64>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        Ok(meta.get("head")?.map(|v| v.value()))
+    }
+
+    /// Header of canonical block `number`.
+    pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(HEADERS)?;
+        table.get(number)?.map(|v| codec::decode_rlp("headers", v.value())).transpose()
+    }
+
+    /// Number of the block with `hash`.
+    pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(HASH_TO_NUMBER)?;
+        Ok(table.get(&hash.0)?.map(|v| v.value()))
+    }
+
+    /// Full block `number` (header, body, senders).
+    pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let Some(header) = tx
+            .open_table(HEADERS)?
+            .get(number)?
+            .map(|v| codec::decode_rlp::<Header>("headers", v.value()))
+            .transpose()?
+        else {
+            return Ok(None);
+        };
+        let body = match tx.open_table(BODIES)?.get(number)? {
+            Some(v) => codec::decode_rlp("bodies", v.value())?,
+            None => BlockBody::default(),
+        };
+        let senders = tx
+            .open_table(SENDERS)?
+            .get(number)?
+            .map(|v| v.value().chunks_exact(20).map(Address::from_slice).collect())
+            .unwrap_or_default();
+        Ok(Some(StoredBlock { hash: header.hash_slow(), header, body, senders }))
+    }
+
+    /// Receipts of block `number`, in transaction order.
+    pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(RECEIPTS)?;
+        table.get(number)?.map(|v| codec::decode_receipts(v.value())).transpose()
+    }
+
+    /// Block number and index of a transaction.
+    pub fn tx_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(TX_INDEX)?;
+        Ok(table.get(&hash.0)?.map(|v| v.value()))
+    }
+
+    /// The state as of block `number` (`None` = the head), as a consistent snapshot.
+    pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
+        StateAt::new(self.db.begin_read()?, number)
+    }
+}
+
+#[cfg(test)]
+mod tests;

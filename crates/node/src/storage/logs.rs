@@ -1,0 +1,69 @@
+//! The log index: which blocks may hold logs matching an address/topic filter.
+
+use std::collections::BTreeSet;
+
+use alloy_primitives::{Address, B256};
+use redb::{ReadableDatabase, ReadableTable};
+
+use super::{codec, Storage, StorageError, LOG_ADDRESSES, LOG_TOPICS};
+
+/// An address/topic filter over a block range, as eth_getLogs gives it.
+#[derive(Debug, Clone, Default)]
+pub struct LogQuery {
+    /// First block (inclusive).
+    pub from: u64,
+    /// Last block (inclusive).
+    pub to: u64,
+    /// Any of these emitters; empty = any.
+    pub addresses: Vec<Address>,
+    /// Per position, any of these topics; empty = any.
+    pub topics: [Vec<B256>; 4],
+}
+
+impl Storage {
+    /// Blocks in the range that may contain matching logs, ascending. Without address or topic
+    /// constraints this is every block of the range; with them, only indexed blocks are visited,
+    /// so a selective filter costs O(matching blocks), not O(range).
+    pub fn log_candidate_blocks(&self, q: &LogQuery) -> Result<Vec<u64>, StorageError> {
+        let tx = self.db.begin_read()?;
+        let mut result: Option<BTreeSet<u64>> = None;
+        if !q.addresses.is_empty() {
+            let table = tx.open_table(LOG_ADDRESSES)?;
+            let mut set = BTreeSet::new();
+            for a in &q.addresses {
+                collect(&table, a.as_slice(), q.from, q.to, &mut set)?;
+            }
+            result = Some(set);
+        }
+        let table = tx.open_table(LOG_TOPICS)?;
+        for position in q.topics.iter().filter(|t| !t.is_empty()) {
+            let mut set = BTreeSet::new();
+            for t in position {
+                collect(&table, t.as_slice(), q.from, q.to, &mut set)?;
+            }
+            result = Some(match result {
+                Some(prev) => prev.intersection(&set).copied().collect(),
+                None => set,
+            });
+        }
+        Ok(match result {
+            Some(set) => set.into_iter().collect(),
+            None => (q.from..=q.to).collect(),
+        })
+    }
+}
+
+fn collect(
+    table: &impl ReadableTable<&'static [u8], ()>,
+    prefix: &[u8],
+    from: u64,
+    to: u64,
+    out: &mut BTreeSet<u64>,
+) -> Result<(), StorageError> {
+    let lo = codec::with_block(prefix, from);
+    let hi = codec::with_block(prefix, to);
+    for entry in table.range(lo.as_slice()..=hi.as_slice())? {
+        out.insert(codec::block_suffix(entry?.0.value()));
+    }
+    Ok(())
+}
