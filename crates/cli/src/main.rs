@@ -1,1 +1,107 @@
-fn main() {}
+//! The `l2node` binary: run a node, import a chain.
+
+mod args;
+mod logging;
+
+use std::{sync::Arc, time::Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use l2node_node::{chainspec::ChainSpec, dev, import};
+
+use args::{Cli, Command, ImportArgs, RunArgs};
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse_with_config_file()?;
+    logging::init(cli.log_format, &cli.log_level);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Run(args) => runtime.block_on(run(*args)),
+        Command::Import(args) => import_chain(args),
+    }
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<()> {
+    let cfg = args.into_config()?;
+    if args_is_dev(&cfg) {
+        print_dev_banner(&cfg);
+    }
+    let handle = l2node_node::spawn(cfg).await.context("starting the node")?;
+    if let Some(a) = handle.rpc.http_addr {
+        tracing::info!(target: "l2node", "HTTP JSON-RPC on http://{a}");
+    }
+    if let Some(a) = handle.rpc.ws_addr {
+        tracing::info!(target: "l2node", "WebSocket JSON-RPC on ws://{a}");
+    }
+    shutdown_signal().await;
+    tracing::info!(target: "l2node", "shutting down");
+    handle.stop().await;
+    Ok(())
+}
+
+fn args_is_dev(cfg: &l2node_node::NodeConfig) -> bool {
+    cfg.spec.chain_id == l2node_node::constants::DEV_CHAIN_ID
+}
+
+fn print_dev_banner(cfg: &l2node_node::NodeConfig) {
+    println!("l2node dev chain");
+    println!("  chain id: {} ({:#x})", cfg.spec.chain_id, cfg.spec.chain_id);
+    println!("  mnemonic: {}", l2node_node::constants::DEV_MNEMONIC);
+    println!("  accounts ({} ETH each):", l2node_node::constants::DEV_ACCOUNT_BALANCE_ETH);
+    for (i, s) in dev::dev_accounts().iter().enumerate() {
+        println!("    ({i}) {} key 0x{}", s.address(), alloy_primitives::hex::encode(s.to_bytes()));
+    }
+    if let Some(k) = &cfg.signer {
+        println!("  sequencer: {}", k.address());
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
+    let spec = Arc::new(ChainSpec::from_genesis_file(&args.genesis_file).with_context(|| {
+        format!("reading genesis {}", args.genesis_file.display())
+    })?);
+    let chain = l2node_node::node::open_chain(&args.data_path, spec)?;
+    let started = Instant::now();
+    let bar = logging::progress_bar();
+    let mut last_line = Instant::now();
+    let done = import::import_file(&chain, &args.file, |p| {
+        if let Some(bar) = &bar {
+            bar.set_length(p.total as u64);
+            bar.set_position(p.offset as u64);
+            bar.set_message(format!("block {}", p.number));
+        } else if last_line.elapsed().as_secs() >= 5 {
+            tracing::info!(target: "l2node::import", block = p.number, imported = p.imported, bytes = p.offset, total = p.total, "importing");
+            last_line = Instant::now();
+        }
+    })
+    .with_context(|| format!("importing {}", args.file.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let head = chain.head();
+    tracing::info!(
+        target: "l2node::import",
+        imported = done.imported,
+        skipped = done.skipped,
+        head = head.header.number,
+        hash = %head.hash,
+        secs = started.elapsed().as_secs_f64(),
+        "import complete"
+    );
+    Ok(())
+}

@@ -3,3 +3,44 @@
 /// redb page cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
 /// machine without starving the OS page cache.
 pub const DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Chain id of `--dev`: "l2n" in ASCII (0x6c326e); no public network uses it.
+pub const DEV_CHAIN_ID: u64 = 0x6c326e;
+/// The mnemonic anvil and hardhat fund, so existing scripts and wallets work unchanged.
+pub const DEV_MNEMONIC: &str = "test test test test test test test test test test test junk";
+/// Dev accounts funded at genesis (anvil's default count).
+pub const DEV_ACCOUNT_COUNT: u32 = 10;
+/// Balance of each dev account in ether (anvil's default).
+pub const DEV_ACCOUNT_BALANCE_ETH: u64 = 10_000;
+/// Block gas limit of the dev chain: 30M, Ethereum mainnet's long-standing target-era limit.
+pub const DEV_GAS_LIMIT: u64 = 30_000_000;
+/// The dev sequencer's signing key: a fixed key, public by design (like the dev mnemonic); it
+/// seals dev blocks only.
+pub const DEV_SEQUENCER_KEY: [u8; 32] = [
+    0x5d, 0x1a, 0x7b, 0x2e, 0x93, 0x4c, 0x21, 0x08, 0xfe, 0x6d, 0x4b, 0x90, 0x3a, 0x17, 0xc2, 0x55,
+    0x8e, 0x01, 0x3f, 0xa4, 0x62, 0xd9, 0x7c, 0x10, 0xb3, 0x48, 0xe5, 0x2a, 0x96, 0x0f, 0x71, 0x3c,
+];
+/// Default block period of a sequencer, seconds (the network's 2 s cadence).
+pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
+/// Gas cap of eth_call / eth_estimateGas: 50M, geth's RPCGasCap default.
+pub const RPC_GAS_CAP: u64 = 50_000_000;
+/// Wall-clock limit of one eth_call / estimate: 5 s, geth's RPCEVMTimeout default.
+pub const RPC_EVM_TIMEOUT_MS: u64 = 5_000;
+/// Concurrent EVM jobs for RPC (call, estimate): one per core keeps block production responsive.
+pub const RPC_EVM_CONCURRENCY: usize = 2;
+/// Largest eth_getLogs block range (`--rpc-max-logs-range`), Besu's default.
+pub const MAX_LOGS_RANGE: u64 = 5_000;
+/// Most logs in one eth_getLogs answer; past it the caller is told a smaller range to retry.
+pub const MAX_LOGS_PER_RESPONSE: usize = 20_000;
+/// Filters not polled for this long are removed: 5 minutes, geth's filter timeout.
+pub const FILTER_TIMEOUT_SECS: u64 = 300;
+/// Buffer of block notifications per subscriber; a subscriber this far behind is dropped.
+pub const SUBSCRIPTION_BUFFER: usize = 1_024;
+/// Blocks the gas price oracle samples (geth's `--gpo.blocks`).
+pub const GPO_BLOCKS: u64 = 20;
+/// Percentile of sampled tips the oracle suggests (geth's `--gpo.percentile`).
+pub const GPO_PERCENTILE: usize = 60;
+/// Most blocks one eth_feeHistory covers (geth's limit).
+pub const FEE_HISTORY_MAX_BLOCKS: u64 = 1_024;
+/// Most reward percentiles one eth_feeHistory accepts (geth's limit).
+pub const FEE_HISTORY_MAX_PERCENTILES: usize = 100;

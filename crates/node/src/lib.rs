@@ -2,10 +2,18 @@
 //!
 //! `spawn(NodeConfig)` starts a node and returns a `NodeHandle`.
 
+pub mod chain;
+pub mod chainspec;
 pub mod constants;
+pub mod dev;
 pub mod executor;
+pub mod import;
+pub mod miner;
+pub mod node;
 pub mod pool;
 pub mod rpc;
 pub mod state;
 pub mod storage;
 pub mod trie;
+
+pub use node::{spawn, NodeConfig, NodeError, NodeHandle};

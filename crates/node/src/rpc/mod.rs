@@ -1,1 +1,59 @@
-//! rpc (in progress).
+//! The JSON-RPC layer: transports and limits (`server`, `middleware`) and thin method handlers
+//! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
+
+mod convert;
+pub mod error;
+mod eth;
+mod fees;
+mod filters;
+mod logs;
+mod misc;
+mod pubsub;
+
+use std::sync::Arc;
+
+use jsonrpsee::RpcModule;
+use l2node_api::{EthApiServer, EthPubSubApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer};
+
+use crate::{chain::Chain, constants, pool::Pool};
+
+pub use eth::EthRpc;
+
+/// Method-level limits.
+#[derive(Debug, Clone)]
+pub struct RpcConfig {
+    /// Gas cap of eth_call / eth_estimateGas.
+    pub gas_cap: u64,
+    /// Concurrent EVM jobs.
+    pub evm_concurrency: usize,
+    /// Largest eth_getLogs range (0 = unlimited).
+    pub max_logs_range: u64,
+    /// Most logs per eth_getLogs answer (0 = unlimited).
+    pub max_logs_per_response: usize,
+    /// Idle filters expire after this many seconds.
+    pub filter_timeout_secs: u64,
+}
+
+impl Default for RpcConfig {
+    fn default() -> Self {
+        Self {
+            gas_cap: constants::RPC_GAS_CAP,
+            evm_concurrency: constants::RPC_EVM_CONCURRENCY,
+            max_logs_range: constants::MAX_LOGS_RANGE,
+            max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
+            filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,
+        }
+    }
+}
+
+/// Every namespace merged into one module (served on both transports).
+pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcModule<()> {
+    let mut module = RpcModule::new(());
+    let chain_id = chain.spec().chain_id;
+    module.merge(EthRpc::new(chain.clone(), pool.clone(), cfg).into_rpc()).expect("unique names");
+    module.merge(pubsub::PubSubRpc::new(chain, pool.clone()).into_rpc()).expect("unique names");
+    module.merge(NetApiServer::into_rpc(misc::NetRpc { chain_id })).expect("unique names");
+    module.merge(Web3ApiServer::into_rpc(misc::NetRpc { chain_id })).expect("unique names");
+    module.merge(misc::TxpoolRpc { pool }.into_rpc()).expect("unique names");
+    module
+}

@@ -1,0 +1,210 @@
+//! Command-line arguments (Besu-style names) and their one conversion into runtime config.
+//! A TOML `--config-file` supplies the same options; flags on the command line win.
+
+use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+
+use anyhow::Context;
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use l2node_node::{
+    chainspec::ChainSpec,
+    constants as c,
+    dev,
+    pool::PoolConfig,
+    rpc::{RpcConfig, RpcServerConfig},
+    NodeConfig,
+};
+
+use crate::logging::LogFormat;
+
+/// l2node: a self-hosted node for a gasless EVM layer-2 network.
+#[derive(Debug, Parser)]
+#[command(name = "l2node", version, about, args_override_self = true)]
+pub struct Cli {
+    /// TOML file with the same options as the flags (keys without the leading dashes, e.g.
+    /// `rpc-http-port = 8545`); flags given on the command line override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config_file: Option<PathBuf>,
+    /// Log output format.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Log filter (tracing `EnvFilter` syntax, e.g. `info,l2node::miner=debug`); RUST_LOG overrides.
+    #[arg(long, global = true, default_value = "info")]
+    pub log_level: String,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a node (a sequencer when it has a signing key).
+    Run(Box<RunArgs>),
+    /// Import blocks as `geth export` writes them (concatenated RLP).
+    Import(ImportArgs),
+}
+
+/// `l2node import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// geth-format genesis.json of the chain.
+    #[arg(long, value_name = "FILE")]
+    pub genesis_file: PathBuf,
+    /// Data directory.
+    #[arg(long, value_name = "DIR", default_value = "l2node-data")]
+    pub data_path: PathBuf,
+    /// The exported blocks.
+    pub file: PathBuf,
+}
+
+/// `l2node run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Development chain: built-in genesis, 10 funded test accounts, sealing by the dev key.
+    #[arg(long, conflicts_with = "genesis_file")]
+    pub dev: bool,
+    /// geth-format genesis.json (required unless --dev).
+    #[arg(long, value_name = "FILE")]
+    pub genesis_file: Option<PathBuf>,
+    /// Data directory (default: l2node-data, or l2node-data/dev with --dev).
+    #[arg(long, value_name = "DIR")]
+    pub data_path: Option<PathBuf>,
+    /// Block-signing key (hex); a node with a key is a sequencer. --dev uses the dev key.
+    #[arg(long, env = "L2NODE_SIGNER_KEY", value_name = "HEX", hide_env_values = true)]
+    pub signer_key: Option<String>,
+    /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
+    #[arg(long, default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
+    pub block_time: u64,
+    /// Seal blocks even when there is no transaction.
+    #[arg(long)]
+    pub create_empty_blocks: bool,
+    /// Serve JSON-RPC over HTTP.
+    #[arg(long, action = ArgAction::Set, default_value_t = true, num_args = 0..=1, default_missing_value = "true")]
+    pub rpc_http_enabled: bool,
+    /// HTTP listen host.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub rpc_http_host: String,
+    /// HTTP listen port (0 = any free port).
+    #[arg(long, default_value_t = c::DEFAULT_RPC_HTTP_PORT)]
+    pub rpc_http_port: u16,
+    /// Serve JSON-RPC over WebSocket (subscriptions).
+    #[arg(long, action = ArgAction::Set, default_value_t = true, num_args = 0..=1, default_missing_value = "true")]
+    pub rpc_ws_enabled: bool,
+    /// WebSocket listen host.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub rpc_ws_host: String,
+    /// WebSocket listen port (0 = any free port).
+    #[arg(long, default_value_t = c::DEFAULT_RPC_WS_PORT)]
+    pub rpc_ws_port: u16,
+    /// Host names accepted in the Host header, comma-separated; "*" accepts any.
+    #[arg(long, value_delimiter = ',', default_values_t = c::DEFAULT_RPC_HOST_ALLOWLIST.iter().map(|s| s.to_string()))]
+    pub host_allowlist: Vec<String>,
+    /// Origins allowed for browser requests (CORS), comma-separated; "*" allows all.
+    #[arg(long, value_delimiter = ',')]
+    pub rpc_http_cors_origins: Vec<String>,
+    /// Most requests in one batch (HTTP and WS). 1, 0 and negative values mean unlimited.
+    #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_BATCH_SIZE, allow_hyphen_values = true)]
+    pub rpc_http_max_batch_size: i64,
+    /// Largest request body in bytes (larger: HTTP 413).
+    #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_REQUEST_BODY)]
+    pub rpc_http_max_request_content_length: u32,
+    /// Largest response in bytes (larger: error -32005).
+    #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_RESPONSE_BODY)]
+    pub rpc_max_response_size: u32,
+    /// Most simultaneous connections per server.
+    #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_CONNECTIONS)]
+    pub rpc_max_connections: u32,
+    /// Most subscriptions per WebSocket connection.
+    #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION)]
+    pub rpc_ws_max_subscriptions: u32,
+    /// Largest WebSocket message in bytes.
+    #[arg(long, default_value_t = c::DEFAULT_RPC_WS_MAX_MESSAGE)]
+    pub rpc_ws_max_frame_size: u32,
+    /// Largest eth_getLogs block range (0 = unlimited).
+    #[arg(long, default_value_t = c::MAX_LOGS_RANGE)]
+    pub rpc_max_logs_range: u64,
+    /// Gas cap of eth_call and eth_estimateGas.
+    #[arg(long, default_value_t = c::RPC_GAS_CAP)]
+    pub rpc_gas_cap: u64,
+}
+
+impl Cli {
+    /// Parses the command line, with options from `--config-file` placed before it.
+    pub fn parse_with_config_file() -> anyhow::Result<Self> {
+        let argv: Vec<String> = std::env::args().collect();
+        let first = Self::parse_from(&argv);
+        let Some(path) = &first.config_file else { return Ok(first) };
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let table: toml::Table = text.parse().with_context(|| format!("parsing {}", path.display()))?;
+        // Insert the file's options right after the subcommand so command-line flags override.
+        let sub = argv.iter().position(|a| a == "run" || a == "import").unwrap_or(argv.len());
+        let mut merged: Vec<String> = argv[..=sub.min(argv.len() - 1)].to_vec();
+        for (key, value) in table {
+            let values: Vec<String> = match value {
+                toml::Value::Boolean(true) => vec![],
+                toml::Value::Boolean(false) => vec!["false".into()],
+                toml::Value::String(s) => vec![s],
+                toml::Value::Array(a) => vec![a.iter().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")],
+                other => vec![other.to_string()],
+            };
+            merged.push(format!("--{key}"));
+            merged.extend(values);
+        }
+        merged.extend(argv[(sub + 1).min(argv.len())..].iter().cloned());
+        let matches = Self::command().try_get_matches_from(&merged)?;
+        Ok(Self::from_arg_matches(&matches)?)
+    }
+}
+
+fn socket(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("resolving {host}:{port}"))?
+        .next()
+        .with_context(|| format!("{host} has no address"))
+}
+
+impl RunArgs {
+    /// The runtime configuration these arguments describe.
+    pub fn into_config(self) -> anyhow::Result<NodeConfig> {
+        let (spec, default_dir, dev_key) = if self.dev {
+            let spec = ChainSpec::from_genesis(dev::dev_genesis(self.block_time))?;
+            (spec, PathBuf::from("l2node-data/dev"), Some(dev::dev_sequencer()))
+        } else {
+            let path = self
+                .genesis_file
+                .as_ref()
+                .context("--genesis-file is required (or --dev for the built-in development chain)")?;
+            let spec = ChainSpec::from_genesis_file(path).with_context(|| format!("reading genesis {}", path.display()))?;
+            (spec, PathBuf::from("l2node-data"), None)
+        };
+        let signer = match &self.signer_key {
+            Some(hex) => Some(hex.trim().parse().context("--signer-key must be a 32-byte hex private key")?),
+            None => dev_key,
+        };
+        Ok(NodeConfig {
+            data_dir: self.data_path.unwrap_or(default_dir),
+            spec: Arc::new(spec),
+            signer,
+            block_time: Duration::from_secs(self.block_time),
+            create_empty_blocks: self.create_empty_blocks,
+            rpc_server: RpcServerConfig {
+                http_enabled: self.rpc_http_enabled,
+                http_addr: socket(&self.rpc_http_host, self.rpc_http_port)?,
+                ws_enabled: self.rpc_ws_enabled,
+                ws_addr: socket(&self.rpc_ws_host, self.rpc_ws_port)?,
+                max_batch_size: self.rpc_http_max_batch_size,
+                max_request_body: self.rpc_http_max_request_content_length,
+                max_response_body: self.rpc_max_response_size,
+                max_connections: self.rpc_max_connections,
+                max_subscriptions_per_connection: self.rpc_ws_max_subscriptions,
+                ws_max_message: self.rpc_ws_max_frame_size,
+                host_allowlist: self.host_allowlist,
+                cors_origins: self.rpc_http_cors_origins,
+            },
+            rpc: RpcConfig { gas_cap: self.rpc_gas_cap, max_logs_range: self.rpc_max_logs_range, ..Default::default() },
+            pool: PoolConfig::default(),
+        })
+    }
+}

@@ -1,0 +1,39 @@
+//! tracing setup (`--log-format text|json`) and the import progress bar.
+
+use std::io::IsTerminal;
+
+use tracing_subscriber::EnvFilter;
+
+/// Output format of the logs.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Installs the global subscriber; `RUST_LOG` overrides `level`.
+pub fn init(format: LogFormat, level: &str) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+/// A progress bar when stderr is a terminal; `None` means print periodic lines instead.
+pub fn progress_bar() -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}")
+            .expect("valid template"),
+    );
+    Some(bar)
+}

@@ -1,0 +1,321 @@
+//! The canonical chain: genesis, the one execute-verify-commit path, the head and block
+//! notifications.
+//!
+//! Blocks from the local miner and from `l2node import` both end in [`Chain::commit`], and a
+//! block is committed to storage before anyone hears of it.
+
+pub mod clique;
+
+use std::sync::Arc;
+
+use alloy_consensus::{
+    proofs, Block, BlockBody, Header, ReceiptEnvelope, TxEnvelope, TxReceipt as _,
+};
+use alloy_primitives::{Address, Bloom, B256, U256};
+use alloy_signer_local::PrivateKeySigner;
+use parking_lot::{Mutex, RwLock};
+use revm::bytecode::Bytecode;
+use tokio::sync::broadcast;
+
+use crate::{
+    chainspec::ChainSpec,
+    executor::{self, ExecError},
+    state::{AccountChange, AccountState},
+    storage::{BlockToStore, Storage, StorageError, StoredBlock},
+};
+
+/// Errors of the chain layer.
+#[derive(Debug, thiserror::Error)]
+pub enum ChainError {
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Execution failed.
+    #[error("block {number}: {source}")]
+    Exec {
+        /// Block number.
+        number: u64,
+        /// The execution error.
+        source: ExecError,
+    },
+    /// The seal is missing, invalid or from a stranger.
+    #[error(transparent)]
+    Seal(#[from] clique::SealError),
+    /// A header field disagrees with what executing the block produced.
+    #[error("block {number}: {field} mismatch: header has {expected}, computed {computed}")]
+    Mismatch {
+        /// Block number.
+        number: u64,
+        /// Which field (e.g. "state root").
+        field: &'static str,
+        /// Value in the header.
+        expected: String,
+        /// Value computed locally.
+        computed: String,
+    },
+    /// A transaction signature does not recover.
+    #[error("block {number}: transaction {index} has an invalid signature")]
+    InvalidSignature {
+        /// Block number.
+        number: u64,
+        /// Index in the block.
+        index: usize,
+    },
+    /// The data directory holds a different chain than the genesis given.
+    #[error("the data directory holds a chain with genesis {stored}, but the genesis config gives {configured}; use another --data-path or the matching genesis")]
+    GenesisMismatch {
+        /// Genesis hash on disk.
+        stored: B256,
+        /// Genesis hash of the configuration.
+        configured: B256,
+    },
+}
+
+/// The canonical head.
+#[derive(Debug, Clone)]
+pub struct Head {
+    /// Head header.
+    pub header: Header,
+    /// Head hash.
+    pub hash: B256,
+}
+
+/// A committed block, as announced to subscribers.
+#[derive(Debug)]
+pub struct NewBlock {
+    /// The block.
+    pub block: StoredBlock,
+    /// Its receipts.
+    pub receipts: Vec<ReceiptEnvelope>,
+}
+
+/// The chain service shared by the miner, import and RPC.
+pub struct Chain {
+    storage: Storage,
+    spec: Arc<ChainSpec>,
+    head: RwLock<Arc<Head>>,
+    write: Mutex<()>,
+    blocks: broadcast::Sender<Arc<NewBlock>>,
+    signers: Vec<Address>,
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain").field("head", &self.head.read().header.number).finish()
+    }
+}
+
+impl Chain {
+    /// Opens the chain in `storage`, writing genesis first if the database is new.
+    pub fn open(storage: Storage, spec: Arc<ChainSpec>) -> Result<Self, ChainError> {
+        let configured = genesis_block(&spec)?;
+        let head = match storage.head_number()? {
+            None => {
+                let changes = genesis_changes(&spec);
+                let header = configured.clone();
+                let (_, hash) = storage.commit_block(0, &changes, |root| {
+                    let mut header = header;
+                    header.state_root = root;
+                    Ok::<_, ChainError>(BlockToStore {
+                        header,
+                        body: genesis_body(&spec),
+                        senders: vec![],
+                        receipts: vec![],
+                    })
+                })?;
+                tracing::info!(target: "l2node::chain", %hash, "wrote genesis");
+                storage.header(0)?.expect("genesis just written")
+            }
+            Some(n) => {
+                let stored = storage.header(0)?.expect("genesis exists when a head exists");
+                let mut expected = configured;
+                expected.state_root = stored.state_root;
+                if expected.hash_slow() != stored.hash_slow() {
+                    return Err(ChainError::GenesisMismatch {
+                        stored: stored.hash_slow(),
+                        configured: expected.hash_slow(),
+                    });
+                }
+                storage.header(n)?.expect("head header exists")
+            }
+        };
+        let signers = clique::genesis_signers(&spec.genesis.extra_data);
+        let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
+        Ok(Self {
+            storage,
+            head: RwLock::new(Arc::new(Head { hash: head.hash_slow(), header: head })),
+            spec,
+            write: Mutex::new(()),
+            blocks,
+            signers,
+        })
+    }
+
+    /// The storage underneath.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// The chain configuration.
+    pub fn spec(&self) -> &Arc<ChainSpec> {
+        &self.spec
+    }
+
+    /// The current head.
+    pub fn head(&self) -> Arc<Head> {
+        self.head.read().clone()
+    }
+
+    /// Notifications of committed blocks, in order.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<NewBlock>> {
+        self.blocks.subscribe()
+    }
+
+    /// Imports a block from outside (a file or a peer): checks the seal and header, executes
+    /// it, and commits it only if every computed root matches the header.
+    pub fn import(&self, block: Block<TxEnvelope>) -> Result<B256, ChainError> {
+        let _guard = self.write.lock();
+        let number = block.header.number;
+        let parent = self.head();
+        check(number, "parent hash", block.header.parent_hash, parent.hash)?;
+        check(number, "number", number, parent.header.number + 1)?;
+        if self.spec.clique.is_some() && !self.signers.is_empty() {
+            let signer = clique::signer(&block.header)?;
+            if !self.signers.contains(&signer) {
+                return Err(clique::SealError::Unauthorized { number, signer }.into());
+            }
+        }
+        check(number, "transactions root", block.header.transactions_root, proofs::calculate_transaction_root(&block.body.transactions))?;
+        let senders = block
+            .body
+            .transactions
+            .iter()
+            .enumerate()
+            .map(|(index, tx)| {
+                alloy_consensus::transaction::SignerRecoverable::recover_signer(tx)
+                    .map_err(|_| ChainError::InvalidSignature { number, index })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let state = self.storage.state_at(None)?;
+        let out = executor::execute_block(&self.spec, &state, &block, &senders)
+            .map_err(|source| ChainError::Exec { number, source })?;
+        drop(state);
+        let header = block.header;
+        check(number, "gas used", header.gas_used, out.gas_used)?;
+        check(number, "receipts root", header.receipts_root, proofs::calculate_receipt_root(&out.receipts))?;
+        let bloom = out.receipts.iter().fold(Bloom::ZERO, |acc, r| acc | r.bloom());
+        check(number, "logs bloom", header.logs_bloom, bloom)?;
+        let body = BlockBody { transactions: block.body.transactions, ommers: block.body.ommers, withdrawals: block.body.withdrawals };
+        self.commit(number, &out.changes, |root| {
+            check(number, "state root", header.state_root, root)?;
+            Ok(BlockToStore { header, body, senders, receipts: out.receipts })
+        })
+    }
+
+    /// Commits a block the local miner built: fills the state root, seals, writes, announces.
+    pub fn commit_built(
+        &self,
+        mut built: executor::BuiltBlock,
+        vanity: [u8; clique::VANITY_LEN],
+        key: &PrivateKeySigner,
+    ) -> Result<B256, ChainError> {
+        let _guard = self.write.lock();
+        let number = built.header.number;
+        let head = self.head();
+        if built.header.parent_hash != head.hash {
+            // The head moved while building; the caller rebuilds.
+            return Err(ChainError::Mismatch {
+                number,
+                field: "parent hash",
+                expected: head.hash.to_string(),
+                computed: built.header.parent_hash.to_string(),
+            });
+        }
+        let senders: Vec<Address> = built.transactions.iter().map(|t| t.signer()).collect();
+        let transactions: Vec<TxEnvelope> = built.transactions.drain(..).map(|t| t.into_inner()).collect();
+        let header = built.header;
+        let receipts = built.receipts;
+        let withdrawals = self.spec.is_shanghai_active_at(header.timestamp).then(Default::default);
+        self.commit(number, &built.changes, move |root| {
+            let mut header = header;
+            header.state_root = root;
+            clique::seal(&mut header, vanity, key);
+            Ok(BlockToStore {
+                header,
+                body: BlockBody { transactions, ommers: vec![], withdrawals },
+                senders,
+                receipts,
+            })
+        })
+    }
+
+    fn commit(
+        &self,
+        number: u64,
+        changes: &[AccountChange],
+        seal: impl FnOnce(B256) -> Result<BlockToStore, ChainError>,
+    ) -> Result<B256, ChainError> {
+        let (block, hash) = self.storage.commit_block(number, changes, seal)?;
+        let BlockToStore { header, body, senders, receipts } = block;
+        *self.head.write() = Arc::new(Head { header: header.clone(), hash });
+        // Committed first, announced second: nobody hears of a block a crash could take back.
+        let _ = self.blocks.send(Arc::new(NewBlock {
+            block: StoredBlock { header, hash, body, senders },
+            receipts,
+        }));
+        Ok(hash)
+    }
+}
+
+fn check<T: PartialEq + std::fmt::Display>(
+    number: u64,
+    field: &'static str,
+    expected: T,
+    computed: T,
+) -> Result<(), ChainError> {
+    if expected == computed {
+        Ok(())
+    } else {
+        Err(ChainError::Mismatch { number, field, expected: expected.to_string(), computed: computed.to_string() })
+    }
+}
+
+fn genesis_block(spec: &ChainSpec) -> Result<Header, ChainError> {
+    Ok(spec.genesis_header(B256::ZERO))
+}
+
+fn genesis_body(spec: &ChainSpec) -> BlockBody<TxEnvelope> {
+    BlockBody {
+        transactions: vec![],
+        ommers: vec![],
+        withdrawals: spec.is_shanghai_active_at(spec.genesis.timestamp).then(Default::default),
+    }
+}
+
+/// The genesis alloc as state changes.
+pub fn genesis_changes(spec: &ChainSpec) -> Vec<AccountChange> {
+    spec.genesis
+        .alloc
+        .iter()
+        .map(|(address, acc)| {
+            let code = acc.code.clone().filter(|c| !c.is_empty()).map(Bytecode::new_raw);
+            AccountChange {
+                address: *address,
+                info: Some(AccountState {
+                    nonce: acc.nonce.unwrap_or_default(),
+                    balance: acc.balance,
+                    code_hash: code.as_ref().map_or(revm::primitives::KECCAK_EMPTY, |c| c.hash_slow()),
+                }),
+                new_code: code,
+                storage_wiped: false,
+                storage: acc
+                    .storage
+                    .iter()
+                    .flatten()
+                    .map(|(k, v)| (U256::from_be_bytes(k.0), U256::from_be_bytes(v.0)))
+                    .filter(|(_, v)| !v.is_zero())
+                    .collect(),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,112 @@
+//! The sequencer's block producer: every block period (or on each transaction with
+//! `--block-time 0`) it builds a block from the pool, seals it and commits it.
+
+use std::{sync::Arc, time::Duration};
+
+use alloy_primitives::Address;
+use alloy_signer_local::PrivateKeySigner;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::{chain::Chain, executor, pool::Pool};
+
+/// How the miner runs.
+#[derive(Debug, Clone)]
+pub struct MinerConfig {
+    /// Block period; zero mines as soon as transactions arrive.
+    pub block_time: Duration,
+    /// Seal blocks without transactions too.
+    pub create_empty_blocks: bool,
+    /// The sealing key.
+    pub key: PrivateKeySigner,
+}
+
+/// Runs the miner until the task is dropped.
+pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
+    let mut pending = pool.subscribe();
+    let mut ticker = (!cfg.block_time.is_zero()).then(|| {
+        let mut t = tokio::time::interval(cfg.block_time);
+        t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        t
+    });
+    loop {
+        match ticker.as_mut() {
+            Some(t) => {
+                t.tick().await;
+            }
+            None => match pending.recv().await {
+                Ok(_) | Err(RecvError::Lagged(_)) => {
+                    // Everything that arrived meanwhile goes into the same block.
+                    while pending.try_recv().is_ok() {}
+                }
+                Err(RecvError::Closed) => return,
+            },
+        }
+        let (chain2, pool2, cfg2) = (chain.clone(), pool.clone(), cfg.clone());
+        let result = tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2)).await;
+        match result {
+            Ok(Ok(Some((number, txs)))) => {
+                tracing::info!(target: "l2node::miner", number, txs, "sealed block")
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::error!(target: "l2node::miner", error = %e, "block production failed"),
+            Err(e) => tracing::error!(target: "l2node::miner", error = %e, "block production panicked"),
+        }
+        // With --block-time 0, a transaction that arrived during building starts the next block.
+        if ticker.is_none() && pool.status().0 > 0 {
+            let (chain2, pool2, cfg2) = (chain.clone(), pool.clone(), cfg.clone());
+            let _ = tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2)).await;
+        }
+    }
+}
+
+/// Builds, seals and commits one block on the current head. Returns the number and
+/// transaction count, or `None` when there was nothing to do.
+pub fn mine_one(
+    chain: &Chain,
+    pool: &Pool,
+    cfg: &MinerConfig,
+) -> Result<Option<(u64, usize)>, crate::chain::ChainError> {
+    let spec = chain.spec().clone();
+    let head = chain.head();
+    let base_fee = spec.next_base_fee(&head.header);
+    let candidates = pool.best(base_fee);
+    if candidates.is_empty() && !cfg.create_empty_blocks {
+        return Ok(None);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let attrs = executor::BuildAttributes {
+        timestamp: now.max(head.header.timestamp + 1),
+        beneficiary: Address::ZERO,
+        extra_data: Default::default(),
+        gas_limit: head.header.gas_limit,
+    };
+    let state = chain.storage().state_at(None)?;
+    let number = head.header.number + 1;
+    let built = executor::build_block(
+        &spec,
+        &state,
+        &head.header,
+        head.hash,
+        attrs,
+        candidates.iter().map(|t| t.tx.clone()),
+    )
+    .map_err(|source| crate::chain::ChainError::Exec { number, source })?;
+    drop(state);
+    let invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
+    for (hash, reason) in &built.invalid {
+        tracing::debug!(target: "l2node::miner", %hash, %reason, "dropped invalid transaction");
+    }
+    let count = built.transactions.len();
+    if count == 0 && !cfg.create_empty_blocks {
+        pool.remove(&invalid);
+        return Ok(None);
+    }
+    chain.commit_built(built, [0u8; 32], &cfg.key)?;
+    pool.remove(&invalid);
+    let state = chain.storage().state_at(None)?;
+    pool.on_new_block(&state, &crate::node::validation_context(chain));
+    Ok(Some((number, count)))
+}

@@ -1,0 +1,141 @@
+//! Wiring: `spawn(NodeConfig)` opens storage, the chain and the pool, starts the miner (with a
+//! key) and the RPC servers, and returns a handle.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use alloy_signer_local::PrivateKeySigner;
+
+use crate::{
+    chain::{Chain, ChainError},
+    chainspec::ChainSpec,
+    miner::{self, MinerConfig},
+    pool::{Pool, PoolConfig, PoolError, ValidationContext},
+    rpc::{self, RpcConfig, RpcServerConfig, RpcServerHandle},
+    storage::{Storage, StorageError},
+};
+
+/// Everything a node needs to start.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Directory of the database and the pool journal.
+    pub data_dir: PathBuf,
+    /// The chain.
+    pub spec: Arc<ChainSpec>,
+    /// Sealing key: a node with one is a sequencer, without one it never mines.
+    pub signer: Option<PrivateKeySigner>,
+    /// Block period; zero mines on each transaction.
+    pub block_time: Duration,
+    /// Seal blocks without transactions.
+    pub create_empty_blocks: bool,
+    /// Transports and their limits.
+    pub rpc_server: RpcServerConfig,
+    /// Method-level limits.
+    pub rpc: RpcConfig,
+    /// Pool sizing.
+    pub pool: PoolConfig,
+}
+
+/// Errors while starting a node.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// Storage failed to open.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The chain failed to open.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// The pool failed to open.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// A server failed to bind.
+    #[error("cannot start the RPC servers: {0}")]
+    Rpc(String),
+}
+
+/// A running node.
+pub struct NodeHandle {
+    /// The chain service.
+    pub chain: Arc<Chain>,
+    /// The transaction pool.
+    pub pool: Arc<Pool>,
+    /// The RPC servers (bound addresses inside).
+    pub rpc: RpcServerHandle,
+    miner: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for NodeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeHandle").field("chain", &self.chain).finish_non_exhaustive()
+    }
+}
+
+impl NodeHandle {
+    /// Stops mining and the servers. Committed blocks are already durable.
+    pub async fn stop(mut self) {
+        if let Some(m) = self.miner.take() {
+            m.abort();
+            let _ = m.await;
+        }
+        self.rpc.stop().await;
+    }
+}
+
+/// The database file inside a data directory.
+pub fn db_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("chain.redb")
+}
+
+/// Opens storage and the chain without serving (used by `import`).
+pub fn open_chain(data_dir: &std::path::Path, spec: Arc<ChainSpec>) -> Result<Arc<Chain>, NodeError> {
+    let storage = Storage::open(&db_path(data_dir))?;
+    Ok(Arc::new(Chain::open(storage, spec)?))
+}
+
+/// The pool's view of the next block.
+pub fn validation_context(chain: &Chain) -> ValidationContext {
+    let spec = chain.spec();
+    let head = chain.head();
+    let next_ts = head.header.timestamp + 1;
+    ValidationContext {
+        chain_id: spec.chain_id,
+        base_fee: spec.next_base_fee(&head.header),
+        block_gas_limit: head.header.gas_limit,
+        shanghai: spec.is_shanghai_active_at(next_ts),
+        prague: spec.is_prague_active_at(next_ts),
+    }
+}
+
+/// Starts a node.
+pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
+    let data_dir = cfg.data_dir.clone();
+    let spec = cfg.spec.clone();
+    let chain = tokio::task::spawn_blocking(move || open_chain(&data_dir, spec))
+        .await
+        .expect("open task")?;
+    let mut pool_cfg = cfg.pool.clone();
+    pool_cfg.journal_path.get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
+    let pool = Arc::new(Pool::new(pool_cfg)?);
+    {
+        let state = chain.storage().state_at(None)?;
+        let n = pool.load_journal(&state, &validation_context(&chain))?;
+        if n > 0 {
+            tracing::info!(target: "l2node::pool", restored = n, "restored pooled transactions");
+        }
+    }
+    let head = chain.head();
+    tracing::info!(target: "l2node::node", chain_id = chain.spec().chain_id, head = head.header.number, hash = %head.hash, "chain opened");
+
+    let miner = cfg.signer.clone().map(|key| {
+        tracing::info!(target: "l2node::miner", signer = %key.address(), block_time = ?cfg.block_time, "sequencer mode");
+        tokio::spawn(miner::run(
+            chain.clone(),
+            pool.clone(),
+            MinerConfig { block_time: cfg.block_time, create_empty_blocks: cfg.create_empty_blocks, key },
+        ))
+    });
+    let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
+    let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server)
+        .await
+        .map_err(|e| NodeError::Rpc(e.to_string()))?;
+    Ok(NodeHandle { chain, pool, rpc, miner })
+}

@@ -1,0 +1,138 @@
+//! Stored blocks, transactions, receipts and logs in their RPC shapes (geth's field sets).
+
+use alloy_consensus::{
+    transaction::Recovered, Block as ConsensusBlock, ReceiptEnvelope, Sealed, Transaction as _,
+    TxEnvelope, TxReceipt as _,
+};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{TxKind, U256};
+use alloy_rpc_types_eth::{
+    Block, BlockTransactions, Header as RpcHeader, Log, Transaction, TransactionReceipt,
+};
+
+use crate::storage::StoredBlock;
+
+/// The RPC header of a stored block.
+pub fn rpc_header(block: &StoredBlock) -> RpcHeader {
+    let size = block_size(block);
+    RpcHeader::from_consensus(
+        Sealed::new_unchecked(block.header.clone(), block.hash),
+        None,
+        Some(U256::from(size)),
+    )
+}
+
+fn block_size(block: &StoredBlock) -> usize {
+    let b = ConsensusBlock { header: block.header.clone(), body: block.body.clone() };
+    alloy_rlp::Encodable::length(&b)
+}
+
+/// A block with transaction hashes or full transactions.
+pub fn rpc_block(block: &StoredBlock, full: bool) -> Block {
+    let transactions = if full {
+        BlockTransactions::Full(
+            (0..block.body.transactions.len()).map(|i| rpc_tx_in_block(block, i)).collect(),
+        )
+    } else {
+        BlockTransactions::Hashes(block.body.transactions.iter().map(|t| t.trie_hash()).collect())
+    };
+    Block {
+        header: rpc_header(block),
+        uncles: vec![],
+        transactions,
+        withdrawals: block.body.withdrawals.clone(),
+    }
+}
+
+/// Transaction `index` of a block.
+pub fn rpc_tx_in_block(block: &StoredBlock, index: usize) -> Transaction {
+    let tx = block.body.transactions[index].clone();
+    let base_fee = block.header.base_fee_per_gas;
+    Transaction {
+        effective_gas_price: Some(tx.effective_gas_price(base_fee)),
+        inner: Recovered::new_unchecked(tx, block.senders[index]),
+        block_hash: Some(block.hash),
+        block_number: Some(block.header.number),
+        transaction_index: Some(index as u64),
+        block_timestamp: Some(block.header.timestamp),
+    }
+}
+
+/// A pooled (not yet mined) transaction.
+pub fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
+    Transaction {
+        inner: tx.clone(),
+        block_hash: None,
+        block_number: None,
+        transaction_index: None,
+        effective_gas_price: None,
+        block_timestamp: None,
+    }
+}
+
+/// Logs of receipt `index` with their positions filled in; `first_log_index` is the number of
+/// logs in the block before this receipt.
+pub fn rpc_logs(block: &StoredBlock, receipt: &ReceiptEnvelope, index: usize, first_log_index: usize) -> Vec<Log> {
+    let tx_hash = block.body.transactions[index].trie_hash();
+    receipt
+        .logs()
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Log {
+            inner: l.clone(),
+            block_hash: Some(block.hash),
+            block_number: Some(block.header.number),
+            block_timestamp: Some(block.header.timestamp),
+            transaction_hash: Some(tx_hash),
+            transaction_index: Some(index as u64),
+            log_index: Some((first_log_index + i) as u64),
+            removed: false,
+        })
+        .collect()
+}
+
+/// All receipts of a block in RPC shape.
+pub fn rpc_receipts(block: &StoredBlock, receipts: &[ReceiptEnvelope]) -> Vec<TransactionReceipt> {
+    let mut out = Vec::with_capacity(receipts.len());
+    let mut log_index = 0;
+    let mut prev_cumulative = 0;
+    for (i, r) in receipts.iter().enumerate() {
+        let tx = &block.body.transactions[i];
+        let from = block.senders[i];
+        let logs = rpc_logs(block, r, i, log_index);
+        log_index += logs.len();
+        let cumulative = r.cumulative_gas_used();
+        let gas_used = cumulative - prev_cumulative;
+        prev_cumulative = cumulative;
+        let contract_address = match tx.kind() {
+            TxKind::Create => Some(from.create(tx.nonce())),
+            TxKind::Call(_) => None,
+        };
+        let blob_gas_used = tx.blob_gas_used();
+        let mut logs = logs.into_iter();
+        let inner = r.clone().map_logs(|_| logs.next().expect("one rpc log per log"));
+        out.push(TransactionReceipt {
+            inner,
+            transaction_hash: tx.trie_hash(),
+            transaction_index: Some(i as u64),
+            block_hash: Some(block.hash),
+            block_number: Some(block.header.number),
+            gas_used,
+            effective_gas_price: tx.effective_gas_price(block.header.base_fee_per_gas),
+            blob_gas_used,
+            blob_gas_price: blob_gas_used.map(|_| blob_gas_price(block)),
+            from,
+            to: tx.to(),
+            contract_address,
+        });
+    }
+    out
+}
+
+fn blob_gas_price(block: &StoredBlock) -> u128 {
+    block
+        .header
+        .excess_blob_gas
+        .map(|excess| alloy_eips::eip4844::calc_blob_gasprice(excess))
+        .unwrap_or(1)
+}

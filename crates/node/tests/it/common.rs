@@ -1,0 +1,116 @@
+//! Helpers: start a dev node, sign transactions, talk JSON-RPC.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{Address, Bytes, TxKind, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use jsonrpsee::{
+    core::client::ClientT,
+    http_client::{HttpClient, HttpClientBuilder},
+    rpc_params,
+};
+use l2node_node::{
+    chainspec::ChainSpec, dev, pool::PoolConfig, rpc::{RpcConfig, RpcServerConfig}, NodeConfig,
+    NodeHandle,
+};
+
+/// A dev node with its temp dir.
+pub struct TestNode {
+    pub handle: Option<NodeHandle>,
+    pub dir: tempfile::TempDir,
+    pub http: HttpClient,
+    pub http_addr: SocketAddr,
+    pub ws_addr: SocketAddr,
+}
+
+pub fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    NodeConfig {
+        data_dir: dir.to_path_buf(),
+        spec: Arc::new(ChainSpec::from_genesis(dev::dev_genesis(block_time.as_secs())).unwrap()),
+        signer: Some(dev::dev_sequencer()),
+        block_time,
+        create_empty_blocks: false,
+        rpc_server: RpcServerConfig { http_addr: any, ws_addr: any, ..Default::default() },
+        rpc: RpcConfig::default(),
+        pool: PoolConfig::default(),
+    }
+}
+
+impl TestNode {
+    /// A dev node mining on every transaction.
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(tweak: impl FnOnce(&mut NodeConfig)) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = dev_config(dir.path(), Duration::ZERO);
+        tweak(&mut cfg);
+        Self::start_in(dir, cfg).await
+    }
+
+    pub async fn start_in(dir: tempfile::TempDir, cfg: NodeConfig) -> Self {
+        let handle = l2node_node::spawn(cfg).await.unwrap();
+        let http_addr = handle.rpc.http_addr.unwrap();
+        let ws_addr = handle.rpc.ws_addr.unwrap();
+        let http = HttpClientBuilder::default().build(format!("http://{http_addr}")).unwrap();
+        Self { handle: Some(handle), dir, http, http_addr, ws_addr }
+    }
+
+    pub async fn stop(mut self) -> tempfile::TempDir {
+        self.handle.take().unwrap().stop().await;
+        self.dir
+    }
+
+    pub async fn request<T: serde::de::DeserializeOwned>(&self, method: &str, params: jsonrpsee::core::params::ArrayParams) -> T {
+        self.http.request(method, params).await.unwrap_or_else(|e| panic!("{method}: {e}"))
+    }
+
+    pub async fn block_number(&self) -> u64 {
+        let n: U256 = self.request("eth_blockNumber", rpc_params![]).await;
+        n.to()
+    }
+
+    /// Waits for a receipt (mined) of `hash`.
+    pub async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
+        for _ in 0..200 {
+            let r: serde_json::Value = self.request("eth_getTransactionReceipt", rpc_params![hash]).await;
+            if !r.is_null() {
+                return r;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("no receipt for {hash}");
+    }
+}
+
+/// Dev account `i`.
+pub fn account(i: usize) -> PrivateKeySigner {
+    dev::dev_accounts()[i].clone()
+}
+
+/// A signed EIP-1559 transaction.
+pub fn signed_tx(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, input: Bytes, gas: u64) -> Bytes {
+    let tx = TxEip1559 {
+        chain_id: l2node_node::constants::DEV_CHAIN_ID,
+        nonce,
+        gas_limit: gas,
+        max_fee_per_gas: 1_000_000_000,
+        max_priority_fee_per_gas: 0,
+        to,
+        value,
+        input,
+        access_list: Default::default(),
+    };
+    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    TxEnvelope::from(tx.into_signed(sig)).encoded_2718().into()
+}
+
+/// A signed plain transfer of `value` wei.
+pub fn transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u64) -> Bytes {
+    signed_tx(key, nonce, TxKind::Call(to), U256::from(value), Bytes::new(), 21_000)
+}
