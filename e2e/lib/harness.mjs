@@ -28,7 +28,7 @@ export function makeHarness(suite) {
     console.log(`  skip   ${suite}: ${name} -- ${why}`);
   }
   function finish() {
-    console.log(`${suite}: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+    console.log(`${suite} suite: ${passed} passed, ${failed} failed, ${skipped} skipped`);
     if (process.env.E2E_RESULTS) writeFileSync(`${process.env.E2E_RESULTS}/${suite}.counts`, `${passed} ${failed}\n`);
     return failed === 0;
   }

@@ -8,7 +8,7 @@ fail() { FAILED=$((FAILED + 1)); printf '  FAIL   %s: %s -- %s\n' "$SUITE" "$1" 
 # check NAME CONDITION-EXIT-CODE DETAIL
 check() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "${3:-}"; fi; }
 finish() {
-  echo "${SUITE}: ${PASSED} passed, ${FAILED} failed"
+  echo "${SUITE} suite: ${PASSED} passed, ${FAILED} failed"
   if [ -n "${E2E_RESULTS:-}" ]; then echo "${PASSED} ${FAILED}" > "${E2E_RESULTS}/${SUITE}.counts"; fi
   [ "$FAILED" -eq 0 ]
 }
