@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Side-by-side JSON-RPC load benchmark of two nodes with wrk.
+#   e2e/bench/run.sh URL_A URL_B        e.g. l2node vs anvil, or anvil vs anvil
+# Each scenario runs BENCH_DURATION seconds at BENCH_CONNECTIONS concurrent connections
+# against A, then B; prints requests/s, p50, p99 for both and the A/B ratios.
+# A node without bench/state/<host_port>.json (or whose token is gone) is set up first
+# with bench/setup.sh. Loads go to the given URLs only: use 127.0.0.1.
+# Env: BENCH_DURATION=10 BENCH_CONNECTIONS=32 BENCH_THREADS=2 BENCH_SCENARIOS="..." BENCH_SETUP=auto|skip
+set -uo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+E2E="$(cd "$HERE/.." && pwd)"
+A="${1:?usage: run.sh URL_A URL_B}"; B="${2:?usage: run.sh URL_A URL_B}"
+DUR="${BENCH_DURATION:-10}"; CONN="${BENCH_CONNECTIONS:-32}"; THREADS="${BENCH_THREADS:-2}"
+ALL="eth_blockNumber eth_call_balanceOf eth_estimateGas_transfer batch100_eth_getBalance eth_getLogs_10k_blocks"
+SCEN="${BENCH_SCENARIOS:-$ALL}"
+command -v wrk >/dev/null || { echo "wrk not found: run .ci/e2e-deps.sh" >&2; exit 1; }
+for u in "$A" "$B"; do
+  case "$u" in http://127.*|http://localhost*|http://\[::1\]*) ;; *) echo "refusing non-loopback target $u" >&2; exit 1;; esac
+done
+[ -f "$E2E/build/Token.json" ] || (cd "$E2E" && node scripts/compile.mjs) || exit 1
+
+state_of() { echo "$HERE/state/$(echo "$1" | sed -E 's#^[a-z]+://##; s#[/:]+#_#g; s#_$##').json"; }
+has_code() {
+  local tok; tok=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).token)' "$2" 2>/dev/null) || return 1
+  curl -sf -m 5 -H 'content-type: application/json' \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_getCode\",\"params\":[\"$tok\",\"latest\"]}" "$1" | grep -q '"result":"0x6'
+}
+OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)"; mkdir -p "$OUT"
+declare -A OKS
+for label in A B; do
+  url=$A; [ $label = B ] && url=$B
+  st=$(state_of "$url")
+  if [ "${BENCH_SETUP:-auto}" != skip ] && { [ ! -f "$st" ] || ! has_code "$url" "$st"; }; then
+    echo "== setting up $url (one time; see bench/setup.sh)"
+    "$HERE/setup.sh" "$url" >/dev/null || { echo "setup failed for $url" >&2; exit 1; }
+  fi
+  OKS[$label]=$(node "$HERE/bodies.mjs" "$url" "$st" "$OUT/bodies-$label")
+done
+
+res() { sed -n 's/.*BENCH_RESULT //p' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+printf '== wrk: %ss per scenario, %s connections, %s threads; A=%s B=%s\n' "$DUR" "$CONN" "$THREADS" "$A" "$B"
+for s in $SCEN; do
+  for label in A B; do
+    url=$A; [ $label = B ] && url=$B
+    if [[ " ${OKS[$label]} " != *" $s "* ]]; then echo "skip $s on $label (preflight failed)"; continue; fi
+    BENCH_BODY_FILE="$OUT/bodies-$label/$s.json" timeout $((DUR + 30)) \
+      wrk -t"$THREADS" -c"$CONN" -d"${DUR}s" --timeout 10s -s "$HERE/rpc.lua" "$url" > "$OUT/$s-$label.txt" 2>&1
+    sleep 1
+  done
+done
+
+node - "$OUT" "$SCEN" "$A" "$B" <<'JS' | tee "$OUT/table.md"
+const fs = require('fs');
+const [out, scen, A, B] = process.argv.slice(2);
+const get = (f) => {
+  try {
+    const line = fs.readFileSync(f, 'utf8').split('\n').find((l) => l.startsWith('BENCH_RESULT'));
+    const o = Object.fromEntries(line.slice(13).trim().split(' ').map((kv) => kv.split('=')).map(([k, v]) => [k, Number(v)]));
+    o.rps = o.requests / (o.duration_us / 1e6);
+    o.bad = o.rpc_errors + o.non2xx + o.socket_errors + o.timeouts;
+    return o;
+  } catch { return null; }
+};
+const ms = (us) => (us / 1000).toFixed(2);
+const r = (x, y) => (x && y ? (x / y).toFixed(2) : '-');
+console.log(`A = ${A}   B = ${B}\n`);
+console.log('| scenario | A req/s | A p50 ms | A p99 ms | B req/s | B p50 ms | B p99 ms | req/s A/B | p50 A/B | errors A/B |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+let bad = 0;
+for (const s of scen.split(/\s+/).filter(Boolean)) {
+  const a = get(`${out}/${s}-A.txt`), b = get(`${out}/${s}-B.txt`);
+  const c = (o, k) => (o ? (k === 'rps' ? o.rps.toFixed(0) : ms(o[k])) : 'n/a');
+  if (!a || !b || a.bad || b.bad) bad++;
+  console.log(`| ${s} | ${c(a, 'rps')} | ${c(a, 'p50_us')} | ${c(a, 'p99_us')} | ${c(b, 'rps')} | ${c(b, 'p50_us')} | ${c(b, 'p99_us')} | ` +
+    `${r(a?.rps, b?.rps)} | ${r(a?.p50_us, b?.p50_us)} | ${a ? a.bad : '-'}/${b ? b.bad : '-'} |`);
+}
+console.log('\n(batch100: one request = one HTTP batch of 100 eth_getBalance calls)');
+process.exitCode = bad ? 1 : 0;
+JS
+rc=${PIPESTATUS[0]}
+echo "results: $OUT"
+exit "$rc"

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# cast suite: drives a node with foundry's `cast` CLI. Usage: suites/cast.sh HTTP_URL
+# Signs locally with --private-key (dev account 1); never uses eth_sendTransaction.
+set -u
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+SUITE=cast
+. "$HERE/lib/report.sh"
+
+RPC="${1:?usage: cast.sh HTTP_URL}"
+CAST="${CAST:-$HERE/node_modules/.bin/cast}"
+TX_TIMEOUT="${E2E_TX_TIMEOUT:-60}"     # seconds to wait for a receipt
+CMD_TIMEOUT="${E2E_CMD_TIMEOUT:-30}"   # seconds for any single read-only cast command
+BIN="$HERE/build/Token.bin"
+export ETH_RPC_URL="$RPC"
+# Keep foundry from writing caches/telemetry into $HOME during CI.
+export FOUNDRY_DISABLE_NIGHTLY_WARNING=1
+
+KEY=0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d   # dev account 1
+FROM=0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+TO=0xa0Ee7A142d267C1f36714E4a8F75612F20a79720                            # dev account 9
+TRANSFER_TOPIC=0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef
+
+c() { timeout "$CMD_TIMEOUT" "$CAST" "$@" 2>&1; }
+send() { timeout $((TX_TIMEOUT + 15)) "$CAST" send --private-key "$KEY" --timeout "$TX_TIMEOUT" --json "$@" 2>&1; }
+jget() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{const o=JSON.parse(s);const v=process.argv[1].split(".").reduce((a,k)=>a==null?a:a[k],o);console.log(v===undefined||v===null?"":typeof v==="object"?JSON.stringify(v):v)}catch(e){console.log("")}})' "$1"; }
+isnum() { [[ "$1" =~ ^[0-9]+$ ]]; }
+tohex() { printf '0x%x' "$1"; }
+
+echo "== cast suite against $RPC"
+
+# 1. chain-id
+CHAIN_ID=$(c chain-id)
+isnum "$CHAIN_ID" && [ "$CHAIN_ID" -gt 0 ]; check "chain-id is a positive integer ($CHAIN_ID)" $? "$CHAIN_ID"
+RAW_CHAIN=$(c rpc eth_chainId | tr -d '"')
+[ "$(( RAW_CHAIN ))" = "$CHAIN_ID" ]; check "eth_chainId (cast rpc) agrees with chain-id" $? "$RAW_CHAIN"
+if [ -n "${E2E_EXPECT_CHAIN_ID:-}" ]; then
+  [ "$CHAIN_ID" = "$E2E_EXPECT_CHAIN_ID" ]; check "chain-id equals E2E_EXPECT_CHAIN_ID" $? "$CHAIN_ID"
+fi
+
+# 2. block-number
+BN0=$(c block-number)
+isnum "$BN0"; check "block-number is an integer ($BN0)" $? "$BN0"
+
+# 3. balance
+BAL=$(c balance "$FROM")
+isnum "$BAL" && [ "$BAL" != 0 ]; check "balance of dev account 1 is funded" $? "$BAL"
+
+# 4. signed ETH transfer (local signing, eth_sendRawTransaction), waits for the receipt
+TO_BEFORE=$(c balance "$TO")
+OUT=$(send "$TO" --value 1000000000)
+TX=$(echo "$OUT" | jget transactionHash)
+STATUS=$(echo "$OUT" | jget status)
+[ -n "$TX" ] && [ "$STATUS" = "0x1" ] ; check "send signed ETH transfer with --private-key, status 1" $? "$OUT"
+TO_AFTER=$(c balance "$TO")
+[ "$(node -e "console.log(String(BigInt('$TO_AFTER')-BigInt('$TO_BEFORE')))" 2>/dev/null)" = 1000000000 ]
+check "recipient balance rose by exactly 1 gwei" $? "$TO_BEFORE -> $TO_AFTER"
+
+# 5. receipt
+RC=$(c receipt "$TX" --json)
+[ "$(echo "$RC" | jget transactionHash)" = "$TX" ] && [ "$(echo "$RC" | jget status)" = 0x1 ] \
+  && [ "$(echo "$RC" | jget gasUsed)" = 0x5208 ] && [ -n "$(echo "$RC" | jget blockHash)" ]
+check "receipt: hash, status 1, gasUsed 21000, blockHash" $? "$RC"
+TX_JSON=$(c tx "$TX" --json)
+[ "$(echo "$TX_JSON" | jget from | tr A-F a-f)" = "$(echo "$FROM" | tr A-F a-f)" ]
+check "tx by hash reports the signer as from" $? "$TX_JSON"
+
+# 6. deploy the token with --create
+SUPPLY=1000000000000000000000000
+OUT=$(send --create "$(cat "$BIN")" "constructor(uint256)" "$SUPPLY")
+TOKEN=$(echo "$OUT" | jget contractAddress)
+[ -n "$TOKEN" ] && [ "$(echo "$OUT" | jget status)" = 0x1 ]; check "send --create deploys Token ($TOKEN)" $? "$OUT"
+CODE=$(c code "$TOKEN")
+[ ${#CODE} -gt 100 ]; check "deployed code is non-empty" $? "${CODE:0:80}"
+
+# 7. call balanceOf
+B=$(c call "$TOKEN" "balanceOf(address)(uint256)" "$FROM" | awk '{print $1}')
+[ "$B" = "$SUPPLY" ]; check "call balanceOf(deployer) == supply" $? "$B"
+NAME=$(c call "$TOKEN" "name()(string)")
+[ "$NAME" = '"E2E Token"' ]; check "call name() decodes a string" $? "$NAME"
+
+# 8. token transfer + balances
+OUT=$(send "$TOKEN" "transfer(address,uint256)" "$TO" 12345)
+TTX=$(echo "$OUT" | jget transactionHash)
+TBLOCK=$(echo "$OUT" | jget blockNumber)
+[ "$(echo "$OUT" | jget status)" = 0x1 ]; check "send token transfer(), status 1" $? "$OUT"
+B=$(c call "$TOKEN" "balanceOf(address)(uint256)" "$TO" | awk '{print $1}')
+[ "$B" = 12345 ]; check "call balanceOf(recipient) == 12345 after transfer" $? "$B"
+NLOGS=$(echo "$OUT" | jget logs | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s||"[]").length))')
+[ "$NLOGS" = 1 ]; check "transfer receipt carries exactly one log" $? "$NLOGS"
+
+# 9. logs with event signature and address filter
+TB=$(( TBLOCK ))
+LOGS=$(c logs --from-block "$TB" --to-block "$TB" --address "$TOKEN" "Transfer(address indexed,address indexed,uint256)" --json)
+echo "$LOGS" | node -e '
+let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const l=JSON.parse(s);const [t,tx,to]=process.argv.slice(1);
+const ok=l.length===1&&l[0].topics[0]===t&&l[0].transactionHash===tx&&l[0].topics[2].toLowerCase().endsWith(to.slice(2).toLowerCase())&&BigInt(l[0].data)===12345n;
+process.exit(ok?0:1)})' "$TRANSFER_TOPIC" "$TTX" "$TO"
+check "logs: Transfer event by signature+address in the tx block" $? "$LOGS"
+LOGS=$(c logs --from-block "$TB" --to-block "$TB" --address "$TOKEN" "Transfer(address indexed,address indexed,uint256)" "" "$FROM" --json)
+[ "$(echo "$LOGS" | jget 0.transactionHash)" = "" ]
+check "logs: topic filter on 'to' excludes non-matching events" $? "$LOGS"
+
+# 10. block latest
+BL=$(c block latest --json)
+BLN=$(echo "$BL" | jget number)
+[ -n "$BLN" ] && [ $(( BLN )) -ge "$TB" ] && [ -n "$(echo "$BL" | jget hash)" ] && [ -n "$(echo "$BL" | jget timestamp)" ]
+check "block latest: number >= transfer block, hash, timestamp" $? "${BL:0:300}"
+BT=$(c block "$TB" --json)
+echo "$BT" | grep -qi "${TTX}"; check "block by number lists the transfer tx" $? "${BT:0:300}"
+BN1=$(c block-number)
+isnum "$BN1" && [ "$BN1" -gt "$BN0" ]; check "block-number advanced after txs ($BN0 -> $BN1)" $? "$BN1"
+
+# 11. estimate
+E=$(c estimate --from "$FROM" "$TO" --value 1)
+[ "$E" = 21000 ]; check "estimate of a plain ETH transfer == 21000" $? "$E"
+E=$(c estimate --from "$FROM" "$TOKEN" "transfer(address,uint256)" "$TO" 1)
+isnum "$E" && [ "$E" -gt 21000 ] && [ "$E" -lt 200000 ]; check "estimate of token transfer in (21000, 200000) ($E)" $? "$E"
+
+# 12. revert reasons surface
+R=$(c call "$TOKEN" "fail()"); rc=$?
+[ $rc -ne 0 ] && echo "$R" | grep -q nope; check "call fail() errors with reason 'nope'" $? "rc=$rc $R"
+R=$(c estimate --from "$FROM" "$TOKEN" "fail()"); rc=$?
+[ $rc -ne 0 ] && echo "$R" | grep -q nope; check "estimate fail() errors with reason 'nope'" $? "rc=$rc $R"
+R=$(timeout $((TX_TIMEOUT + 15)) "$CAST" send --private-key "$KEY" --timeout "$TX_TIMEOUT" "$TOKEN" "fail()" 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$R" | grep -q nope; check "send fail() is refused with reason 'nope' (gas estimation)" $? "rc=$rc $R"
+# forced on chain with a fixed gas limit: mined, status 0
+OUT=$(send --gas-limit 100000 "$TOKEN" "fail()")
+[ "$(echo "$OUT" | jget status)" = 0x0 ]; check "reverting tx with fixed gas is mined with status 0" $? "$OUT"
+
+finish
