@@ -82,6 +82,7 @@ pub fn mine_one(
         beneficiary: Address::ZERO,
         extra_data: Default::default(),
         gas_limit: head.header.gas_limit,
+        ..Default::default()
     };
     let state = chain.storage().state_at(None)?;
     let number = head.header.number + 1;
@@ -89,7 +90,6 @@ pub fn mine_one(
         &spec,
         &state,
         &head.header,
-        head.hash,
         attrs,
         candidates.iter().map(|t| t.tx.clone()),
     )

@@ -96,6 +96,7 @@ impl EthRpc {
             beneficiary: Address::ZERO,
             extra_data: Default::default(),
             gas_limit: head.header.gas_limit,
+            ..Default::default()
         };
         let built = executor::build_block(spec, &state, &head.header, attrs, candidates.iter().map(|t| t.tx.clone()))?;
         let senders = built.transactions.iter().map(|t| t.signer()).collect();
@@ -220,8 +221,10 @@ impl EthApiServer for EthRpc {
         let (state, header) = self.state_for(block)?;
         let spec = self.chain.spec().clone();
         let cap = self.cfg.gas_cap;
-        let result = self.evm(move || Ok(executor::create_access_list(&spec, &state, &header, &request, cap)?)).await?;
-        Ok(result)
+        let (access_list, gas_used) = self
+            .evm(move || Ok(executor::create_access_list(&spec, &state, &header, &request, None, None, cap)?))
+            .await?;
+        Ok(AccessListResult { access_list, gas_used: U256::from(gas_used), error: None })
     }
 
     async fn send_raw_transaction(&self, bytes: Bytes) -> JsonRpcResult<B256> {

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds l2node, starts a dev node on free ports in a temp dir, runs every e2e suite against it
+# and stops it. The last line is run.sh's "N passed, N failed".
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cargo build -q -p l2node-cli --manifest-path "$ROOT/Cargo.toml"
+DATA="$(mktemp -d)"
+HTTP_PORT="${E2E_HTTP_PORT:-18645}"
+WS_PORT="${E2E_WS_PORT:-18646}"
+"$ROOT/target/debug/l2node" run --dev --block-time 1 --data-path "$DATA" \
+  --rpc-http-port "$HTTP_PORT" --rpc-ws-port "$WS_PORT" >"$DATA/node.log" 2>&1 &
+NODE=$!
+cleanup() {
+  kill "$NODE" 2>/dev/null || true
+  wait "$NODE" 2>/dev/null || true
+  if [ "${status:-1}" -ne 0 ]; then tail -n 50 "$DATA/node.log" || true; fi
+  rm -rf "$DATA"
+}
+trap cleanup EXIT
+set +e
+bash "$ROOT/e2e/run.sh" "http://127.0.0.1:$HTTP_PORT" "ws://127.0.0.1:$WS_PORT"
+status=$?
+exit $status
