@@ -2,6 +2,7 @@
 //!
 //! `spawn(NodeConfig)` starts a node and returns a `NodeHandle`.
 
+pub mod chainspec;
 pub mod constants;
 pub mod executor;
 pub mod pool;
