@@ -125,13 +125,16 @@ fn new_state(reader: &dyn StateReader) -> Db<'_> {
         .build()
 }
 
-fn evm_env(spec: &ChainSpec, header: &Header) -> EvmEnv {
-    EvmEnv::for_eth_block(
-        header,
-        spec,
-        spec.chain_id,
-        spec.blob_params_at(header.timestamp),
-    )
+/// The EVM environment of the block `header`.
+///
+/// PREVRANDAO is always set (to `mix_hash`): a Clique chain that schedules Shanghai or later
+/// by timestamp without a merge (Besu allows it) would otherwise fail revm's post-merge check.
+/// Before the merge DIFFICULTY still reads `difficulty`, so this changes nothing there.
+pub(crate) fn evm_env(spec: &ChainSpec, header: &Header) -> EvmEnv {
+    let blob_params = spec.blob_params_at(header.timestamp);
+    let mut env = EvmEnv::for_eth_block(header, spec, spec.chain_id, blob_params);
+    env.block_env.prevrandao.get_or_insert(header.mix_hash);
+    env
 }
 
 /// Executes `block` on top of `state` (the parent's state) and returns receipts and changes.
@@ -401,7 +404,7 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
 mod tests {
     use super::*;
     use crate::executor::test_utils::{
-        dev_spec, fixture_chain, signed_transfer, MemState, ALICE, BOB,
+        clique_spec, dev_spec, fixture_chain, key, signed_transfer, MemState, ALICE, BOB,
     };
     use alloy_consensus::transaction::SignerRecoverable;
 
@@ -417,6 +420,8 @@ mod tests {
             "genesis hash"
         );
         let mut txs_seen = 0;
+        let mut withdrawals = 0;
+        let mut tx_types = std::collections::BTreeMap::new();
         for block in &blocks {
             let senders: Vec<Address> = block
                 .body
@@ -425,6 +430,10 @@ mod tests {
                 .map(|tx| tx.recover_signer().expect("valid signature"))
                 .collect();
             txs_seen += senders.len();
+            for tx in &block.body.transactions {
+                *tx_types.entry(tx.tx_type() as u8).or_insert(0usize) += 1;
+            }
+            withdrawals += block.body.withdrawals.as_ref().map_or(0, |w| w.len());
             let out = execute_block(&spec, &state, block, &senders)
                 .unwrap_or_else(|e| panic!("block {}: {e}", block.header.number));
             let n = block.header.number;
@@ -450,6 +459,9 @@ mod tests {
             );
         }
         assert!(txs_seen > 0, "fixture has transactions");
+        // The fixture exercises legacy, EIP-2930, EIP-1559 and EIP-4844 txs and withdrawals.
+        assert_eq!(tx_types.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert!(withdrawals > 0);
     }
 
     #[test]
@@ -505,6 +517,75 @@ mod tests {
         assert_eq!(out.changes, built.changes);
         let bob = out.changes.iter().find(|c| c.address == BOB).unwrap();
         assert_eq!(bob.info.unwrap().balance, U256::from(3_000));
+    }
+
+    #[test]
+    fn builds_and_imports_on_clique_chain_with_cancun_and_zero_base_fee() {
+        let spec = clique_spec();
+        assert!(spec.clique.is_some() && spec.zero_base_fee);
+        let state = MemState::from_genesis(&spec.genesis);
+        let parent = spec.genesis_header(state.state_root());
+        let attrs = BuildAttributes {
+            timestamp: 2,
+            gas_limit: parent.gas_limit,
+            difficulty: U256::from(2),
+            ..Default::default()
+        };
+        let txs = vec![signed_transfer(&spec, 0, 0, BOB, 5)];
+        let built = build_block(&spec, &state, &parent, attrs, txs.into_iter()).unwrap();
+        assert_eq!(built.transactions.len(), 1, "{:?}", built.invalid);
+        assert_eq!(built.header.base_fee_per_gas, Some(0));
+        assert_eq!(built.header.difficulty, U256::from(2));
+        let senders: Vec<Address> = built.transactions.iter().map(|t| t.signer()).collect();
+        let out = execute_block(&spec, &state, &built.to_block(), &senders).unwrap();
+        assert_eq!(out.receipts_root(), built.header.receipts_root);
+        assert_eq!(out.changes, built.changes);
+    }
+
+    #[test]
+    fn deployment_reports_new_code_and_storage() {
+        use alloy_consensus::SignableTransaction;
+        use alloy_signer::SignerSync;
+        let spec = dev_spec();
+        let state = MemState::from_genesis(&spec.genesis);
+        let parent = spec.genesis_header(state.state_root());
+        // init code: SSTORE(0, 7); MSTORE(0, 0x602a); RETURN(30, 2) -> runtime code 0x602a.
+        let init = alloy_primitives::hex!("60075f5561602a5f526002601ef3");
+        let signer = key(0);
+        let tx = alloy_consensus::TxEip1559 {
+            chain_id: spec.chain_id,
+            gas_limit: 100_000,
+            max_fee_per_gas: 2_000_000_000,
+            to: alloy_primitives::TxKind::Create,
+            input: init.to_vec().into(),
+            ..Default::default()
+        };
+        let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
+        let tx = alloy_consensus::transaction::Recovered::new_unchecked(
+            TxEnvelope::Eip1559(tx.into_signed(sig)),
+            signer.address(),
+        );
+        let attrs = BuildAttributes {
+            timestamp: 1,
+            gas_limit: parent.gas_limit,
+            ..Default::default()
+        };
+        let built = build_block(&spec, &state, &parent, attrs, std::iter::once(tx)).unwrap();
+        assert!(built.invalid.is_empty(), "{:?}", built.invalid);
+        assert!(alloy_consensus::TxReceipt::status(&built.receipts[0]));
+        let created = signer.address().create(0);
+        let change = built
+            .changes
+            .iter()
+            .find(|c| c.address == created)
+            .expect("contract");
+        let info = change.info.unwrap();
+        let code = change.new_code.as_ref().expect("new code");
+        assert_eq!(code.original_bytes().as_ref(), &[0x60, 0x2a]);
+        assert_eq!(info.code_hash, alloy_primitives::keccak256([0x60, 0x2a]));
+        assert_eq!(info.nonce, 1);
+        assert_eq!(change.storage, vec![(U256::ZERO, U256::from(7))]);
+        assert!(!change.storage_wiped);
     }
 
     #[test]

@@ -110,12 +110,7 @@ pub(crate) fn prepare<'a>(
     gas_cap: u64,
 ) -> Result<Prepared<'a>, ExecError> {
     let mut db = State::builder().with_database(StateDb::new(state)).build();
-    let mut env = EvmEnv::for_eth_block(
-        header,
-        spec,
-        spec.chain_id,
-        spec.blob_params_at(header.timestamp),
-    );
+    let mut env = super::block::evm_env(spec, header);
     if let Some(block_overrides) = block_overrides {
         apply_block_overrides(block_overrides.clone(), &mut db, &mut env.block_env);
     }

@@ -117,7 +117,6 @@ impl MemState {
                 balance: info.balance,
                 storage_root,
                 code_hash: info.code_hash,
-                ..Default::default()
             };
             (keccak256(address), alloy_rlp::encode(account))
         });
@@ -127,7 +126,7 @@ impl MemState {
 
 fn trie_root(leaves: impl Iterator<Item = (B256, Vec<u8>)>) -> B256 {
     let mut leaves: Vec<_> = leaves.collect();
-    leaves.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    leaves.sort_unstable_by_key(|leaf| leaf.0);
     let mut builder = HashBuilder::default();
     for (key, value) in leaves {
         builder.add_leaf(Nibbles::unpack(key), &value);
@@ -184,17 +183,32 @@ pub(crate) fn key(i: u8) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&B256::repeat_byte(i + 1)).unwrap()
 }
 
-/// A Cancun chain (London base fee) where key 0 and key 1 hold 1000 ETH.
+/// A post-merge Cancun chain (EIP-1559 base fee) where keys 0 and 1 hold 1000 ETH.
 pub(crate) fn dev_spec() -> ChainSpec {
+    spec_with(serde_json::json!({
+        "chainId": 1337, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+        "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+        "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
+        "mergeNetsplitBlock": 0, "terminalTotalDifficulty": 0,
+        "terminalTotalDifficultyPassed": true, "shanghaiTime": 0, "cancunTime": 0
+    }))
+}
+
+/// A Besu-style Clique chain: Cancun by time without a merge, `zeroBaseFee`.
+pub(crate) fn clique_spec() -> ChainSpec {
+    spec_with(serde_json::json!({
+        "chainId": 1338, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+        "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+        "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
+        "shanghaiTime": 0, "cancunTime": 0, "zeroBaseFee": true,
+        "clique": {"period": 2, "epoch": 30000}
+    }))
+}
+
+fn spec_with(config: serde_json::Value) -> ChainSpec {
     let rich = U256::from(10u128.pow(21));
     let genesis = serde_json::json!({
-        "config": {
-            "chainId": 1337, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
-            "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
-            "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
-            "mergeNetsplitBlock": 0, "terminalTotalDifficulty": 0,
-            "terminalTotalDifficultyPassed": true, "shanghaiTime": 0, "cancunTime": 0
-        },
+        "config": config,
         "gasLimit": "0x1c9c380",
         "difficulty": "0x0",
         "timestamp": "0x0",
