@@ -10,10 +10,13 @@ use alloy_consensus::{
 use alloy_eips::{eip7685::Requests, Encodable2718};
 use alloy_evm::{
     block::{BlockExecutionError, BlockExecutor, BlockValidationError},
-    eth::{receipt_builder::AlloyReceiptBuilder, EthBlockExecutionCtx, EthBlockExecutor},
+    eth::{
+        receipt_builder::AlloyReceiptBuilder, spec::EthExecutorSpec, EthBlockExecutionCtx,
+        EthBlockExecutor,
+    },
     EthEvmFactory, Evm, EvmEnv, EvmFactory,
 };
-use alloy_hardforks::EthereumHardforks;
+use alloy_hardforks::{EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::{Address, Bloom, Bytes, B256, U256};
 use revm::{
     database::{states::bundle_state::BundleRetention, BundleState, State},
@@ -118,6 +121,30 @@ impl BuiltBlock {
 
 type Db<'a> = State<StateDb<'a>>;
 
+/// The chain spec as alloy-evm's block executor sees it.
+///
+/// alloy-evm pays ethash block and ommer rewards to every block before Paris. A Clique chain
+/// never merges and pays no rewards (geth, Besu), so for Clique chains Paris is reported
+/// active from genesis here. Only the executor's post-block rewards read Paris: the EVM spec
+/// and block environment still come from the real [`ChainSpec`].
+#[derive(Debug, Clone, Copy)]
+struct ExecutorSpec<'a>(&'a ChainSpec);
+
+impl EthereumHardforks for ExecutorSpec<'_> {
+    fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
+        if fork == EthereumHardfork::Paris && self.0.clique.is_some() {
+            return ForkCondition::Block(0);
+        }
+        self.0.ethereum_fork_activation(fork)
+    }
+}
+
+impl EthExecutorSpec for ExecutorSpec<'_> {
+    fn deposit_contract_address(&self) -> Option<Address> {
+        self.0.deposit_contract_address()
+    }
+}
+
 fn new_state(reader: &dyn StateReader) -> Db<'_> {
     State::builder()
         .with_database(StateDb::new(reader))
@@ -171,7 +198,8 @@ pub fn execute_block(
         tx_count_hint: Some(txs.len()),
         slot_number: header.slot_number,
     };
-    let mut executor = EthBlockExecutor::new(evm, ctx, spec, AlloyReceiptBuilder::default());
+    let mut executor =
+        EthBlockExecutor::new(evm, ctx, ExecutorSpec(spec), AlloyReceiptBuilder::default());
     executor.apply_pre_execution_changes().map_err(block_err)?;
     let mut tx_gas_used = Vec::with_capacity(txs.len());
     for (tx, sender) in txs.iter().zip(senders) {
@@ -248,7 +276,8 @@ pub fn build_block(
         tx_count_hint: None,
         slot_number: None,
     };
-    let mut executor = EthBlockExecutor::new(evm, ctx, spec, AlloyReceiptBuilder::default());
+    let mut executor =
+        EthBlockExecutor::new(evm, ctx, ExecutorSpec(spec), AlloyReceiptBuilder::default());
     executor.apply_pre_execution_changes().map_err(block_err)?;
 
     let max_blob_gas = blob_params
@@ -527,6 +556,7 @@ mod tests {
         let parent = spec.genesis_header(state.state_root());
         let attrs = BuildAttributes {
             timestamp: 2,
+            beneficiary: ALICE,
             gas_limit: parent.gas_limit,
             difficulty: U256::from(2),
             ..Default::default()
@@ -540,6 +570,9 @@ mod tests {
         let out = execute_block(&spec, &state, &built.to_block(), &senders).unwrap();
         assert_eq!(out.receipts_root(), built.header.receipts_root);
         assert_eq!(out.changes, built.changes);
+        // Clique pays no block reward: the signer gets only the 1 wei/gas tip.
+        let miner = out.changes.iter().find(|c| c.address == ALICE).unwrap();
+        assert_eq!(miner.info.unwrap().balance, U256::from(21_000));
     }
 
     #[test]
