@@ -54,7 +54,8 @@ pub struct ChainSpec {
     blob_schedule: BlobScheduleBlobParams,
     /// Besu's `config.zeroBaseFee`: the base fee stays 0 in every block.
     pub zero_base_fee: bool,
-    /// Clique parameters (`config.clique`), if any.
+    /// Clique parameters (`config.clique`), if any. A Clique chain pays no block rewards (the
+    /// executor treats it as post-merge for rewards only).
     pub clique: Option<CliqueConfig>,
     /// The raw `config.karma` section; `None` for a plain EVM chain.
     pub karma: Option<serde_json::Value>,
@@ -401,6 +402,25 @@ mod tests {
         assert_eq!(h.parent_beacon_block_root, Some(B256::ZERO));
         assert_eq!(h.requests_hash, Some(EMPTY_REQUESTS_HASH));
         assert_eq!(spec.spec_id_at(0, 0), SpecId::PRAGUE);
+    }
+
+    #[test]
+    fn usable_by_eth_block_executor_factory() {
+        use alloy_evm::{
+            block::BlockExecutorFactory,
+            eth::{receipt_builder::AlloyReceiptBuilder, EthBlockExecutorFactory},
+            EthEvmFactory,
+        };
+        fn assert_factory<F: BlockExecutorFactory>(_: &F) {}
+        let spec = spec_from(serde_json::json!({"chainId": 5, "londonBlock": 0}));
+        let factory = EthBlockExecutorFactory::new(
+            AlloyReceiptBuilder::default(),
+            spec,
+            EthEvmFactory::default(),
+        );
+        assert_factory(&factory);
+        assert_eq!(factory.spec().chain_id, 5);
+        assert_eq!(factory.spec().deposit_contract_address(), None);
     }
 
     #[test]

@@ -298,7 +298,8 @@ pub fn build_block(
             break;
         }
         let tx_blob_gas = tx.blob_gas_used().unwrap_or_default();
-        if tx_blob_gas > 0 && blob_gas_used + tx_blob_gas > max_blob_gas {
+        // (Before Cancun a blob transaction goes on to execution and is rejected as invalid.)
+        if cancun && tx_blob_gas > 0 && blob_gas_used + tx_blob_gas > max_blob_gas {
             continue;
         }
         match executor.execute_transaction(tx.as_recovered_ref()) {
