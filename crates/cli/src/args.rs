@@ -124,7 +124,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = c::MAX_LOGS_RANGE)]
     pub rpc_max_logs_range: u64,
     /// Gas cap of eth_call and eth_estimateGas.
-    #[arg(long, default_value_t = c::RPC_GAS_CAP)]
+    #[arg(long, default_value_t = c::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
 }
 

@@ -22,10 +22,6 @@ pub const DEV_SEQUENCER_KEY: [u8; 32] = [
 ];
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
-/// Gas cap of eth_call / eth_estimateGas: 50M, geth's RPCGasCap default.
-pub const RPC_GAS_CAP: u64 = 50_000_000;
-/// Wall-clock limit of one eth_call / estimate: 5 s, geth's RPCEVMTimeout default.
-pub const RPC_EVM_TIMEOUT_MS: u64 = 5_000;
 /// Concurrent EVM jobs for RPC (call, estimate): one per core keeps block production responsive.
 pub const RPC_EVM_CONCURRENCY: usize = 2;
 /// Largest eth_getLogs block range (`--rpc-max-logs-range`), Besu's default.
@@ -44,3 +40,28 @@ pub const GPO_PERCENTILE: usize = 60;
 pub const FEE_HISTORY_MAX_BLOCKS: u64 = 1_024;
 /// Most reward percentiles one eth_feeHistory accepts (geth's limit).
 pub const FEE_HISTORY_MAX_PERCENTILES: usize = 100;
+use std::time::Duration;
+
+/// Gas limit of a genesis block whose `gasLimit` is 0: geth's `params.GenesisGasLimit`, so a
+/// genesis file yields the same genesis hash in l2node as in geth.
+pub const DEFAULT_GENESIS_GAS_LIMIT: u64 = 4_712_388;
+
+/// Wall-clock limit of one `eth_call` / `eth_estimateGas` / `eth_createAccessList` run: geth's
+/// `--rpc.evmtimeout` default (5 s); an endless loop in a view call must not pin a core.
+pub const EVM_CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Interpreter steps between two clock reads of the EVM deadline: reading the clock is ~20 ns,
+/// an opcode ~10-100 ns, so checking every 1024 steps costs nothing and overshoots by < 1 ms.
+pub const EVM_DEADLINE_CHECK_STEPS: u64 = 1024;
+
+/// Gas cap of `eth_call` / `eth_estimateGas` when the caller gives none: geth's `--rpc.gascap`
+/// default (50M), high enough for any block-sized call.
+pub const DEFAULT_RPC_GAS_CAP: u64 = 50_000_000;
+
+/// eth_estimateGas stops its binary search once `(hi - lo) / hi` falls below this ratio:
+/// geth's `estimateGasErrorRatio` (1.5%), so estimates match geth's within rounding.
+pub const ESTIMATE_GAS_ERROR_RATIO: f64 = 0.015;
+
+/// Rounds of eth_createAccessList before giving up on a stable list: the list changes the gas
+/// (warm vs cold), which can change the path taken; geth loops until stable, we cap it.
+pub const ACCESS_LIST_MAX_ROUNDS: usize = 10;

@@ -21,7 +21,7 @@ pub fn dev_accounts() -> Vec<PrivateKeySigner> {
 
 /// The key that seals dev blocks.
 pub fn dev_sequencer() -> PrivateKeySigner {
-    PrivateKeySigner::from_bytes(&DEV_SEQUENCER_KEY).expect("constant key is valid")
+    PrivateKeySigner::from_bytes(&B256::from(DEV_SEQUENCER_KEY)).expect("constant key is valid")
 }
 
 /// The dev genesis: every fork through Prague at block 0, zero base fee, Clique-style sealing by

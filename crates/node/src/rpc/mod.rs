@@ -37,7 +37,7 @@ pub struct RpcConfig {
 impl Default for RpcConfig {
     fn default() -> Self {
         Self {
-            gas_cap: constants::RPC_GAS_CAP,
+            gas_cap: constants::DEFAULT_RPC_GAS_CAP,
             evm_concurrency: constants::RPC_EVM_CONCURRENCY,
             max_logs_range: constants::MAX_LOGS_RANGE,
             max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,

@@ -101,7 +101,7 @@ async fn forward<T: Clone, I: Serialize>(
             msg = rx.recv() => match msg {
                 Ok(item) => {
                     for out in map(item) {
-                        let Ok(msg) = SubscriptionMessage::from_json(&out) else { continue };
+                        let Ok(msg) = SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &out) else { continue };
                         if sink.send(msg).await.is_err() {
                             return;
                         }

@@ -1,0 +1,434 @@
+//! The chain specification: genesis, chain id, hardfork schedule and base-fee rule.
+//!
+//! Built from a geth-style `genesis.json`. Hardforks up to London activate by block number,
+//! Paris by `mergeNetsplitBlock` / `terminalTotalDifficultyPassed`, Shanghai and later by
+//! timestamp. Besu's `zeroBaseFee: true` (in `config`) keeps every block's base fee at 0.
+
+use std::path::Path;
+
+use alloy_consensus::{
+    constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH},
+    Header,
+};
+use alloy_eips::{
+    eip1559::{calc_next_block_base_fee, BaseFeeParams, INITIAL_BASE_FEE},
+    eip7685::EMPTY_REQUESTS_HASH,
+    eip7840::BlobParams,
+    eip7892::BlobScheduleBlobParams,
+};
+use alloy_evm::eth::spec::EthExecutorSpec;
+use alloy_genesis::{CliqueConfig, Genesis};
+use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
+use alloy_primitives::{Address, B256, B64, U256};
+use revm::primitives::hardfork::SpecId;
+
+use crate::constants::DEFAULT_GENESIS_GAS_LIMIT;
+
+/// Errors building a [`ChainSpec`].
+#[derive(Debug, thiserror::Error)]
+pub enum ChainSpecError {
+    /// The genesis file could not be read.
+    #[error("cannot read genesis file {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The genesis file is not valid genesis JSON.
+    #[error("invalid genesis JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A field has a value l2node cannot use.
+    #[error("invalid genesis config: {0}")]
+    Invalid(String),
+}
+
+/// Chain parameters derived from the genesis.
+#[derive(Debug, Clone)]
+pub struct ChainSpec {
+    /// The genesis this spec was built from.
+    pub genesis: Genesis,
+    /// EIP-155 chain id.
+    pub chain_id: u64,
+    hardforks: EthereumChainHardforks,
+    blob_schedule: BlobScheduleBlobParams,
+    /// Besu's `config.zeroBaseFee`: the base fee stays 0 in every block.
+    pub zero_base_fee: bool,
+    /// Clique parameters (`config.clique`), if any. A Clique chain pays no block rewards (the
+    /// executor treats it as post-merge for rewards only).
+    pub clique: Option<CliqueConfig>,
+    /// The raw `config.karma` section; `None` for a plain EVM chain.
+    pub karma: Option<serde_json::Value>,
+}
+
+impl ChainSpec {
+    /// Builds the spec from a parsed genesis.
+    pub fn from_genesis(genesis: Genesis) -> Result<Self, ChainSpecError> {
+        let config = &genesis.config;
+        let zero_base_fee = match config.extra_fields.get("zeroBaseFee") {
+            None | Some(serde_json::Value::Null) => false,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(ChainSpecError::Invalid(format!(
+                    "zeroBaseFee must be a boolean, got {other}"
+                )))
+            }
+        };
+        let karma = config
+            .extra_fields
+            .get("karma")
+            .filter(|v| !v.is_null())
+            .cloned();
+
+        let mut forks = Vec::new();
+        let by_block = [
+            (EthereumHardfork::Frontier, Some(0)),
+            (EthereumHardfork::Homestead, config.homestead_block),
+            (EthereumHardfork::Tangerine, config.eip150_block),
+            (EthereumHardfork::SpuriousDragon, config.eip158_block),
+            (EthereumHardfork::Byzantium, config.byzantium_block),
+            (
+                EthereumHardfork::Constantinople,
+                config.constantinople_block,
+            ),
+            (EthereumHardfork::Petersburg, config.petersburg_block),
+            (EthereumHardfork::Istanbul, config.istanbul_block),
+            (EthereumHardfork::MuirGlacier, config.muir_glacier_block),
+            (EthereumHardfork::Berlin, config.berlin_block),
+            (EthereumHardfork::London, config.london_block),
+            (EthereumHardfork::ArrowGlacier, config.arrow_glacier_block),
+            (EthereumHardfork::GrayGlacier, config.gray_glacier_block),
+        ];
+        for (fork, block) in by_block {
+            if let Some(block) = block {
+                forks.push((fork, ForkCondition::Block(block)));
+            }
+        }
+        if config.dao_fork_support {
+            if let Some(block) = config.dao_fork_block {
+                forks.push((EthereumHardfork::Dao, ForkCondition::Block(block)));
+            }
+        }
+        // Paris: the netsplit block when given; otherwise a chain that says the terminal total
+        // difficulty is passed (or sets it to 0) is post-merge from genesis.
+        let ttd = config.terminal_total_difficulty;
+        let paris_block = match config.merge_netsplit_block {
+            Some(block) => Some(block),
+            None if config.terminal_total_difficulty_passed || ttd == Some(U256::ZERO) => Some(0),
+            None => None,
+        };
+        if let Some(block) = paris_block {
+            forks.push((
+                EthereumHardfork::Paris,
+                ForkCondition::TTD {
+                    activation_block_number: block,
+                    fork_block: config.merge_netsplit_block,
+                    total_difficulty: ttd.unwrap_or_default(),
+                },
+            ));
+        }
+        let by_time = [
+            (EthereumHardfork::Shanghai, config.shanghai_time),
+            (EthereumHardfork::Cancun, config.cancun_time),
+            (EthereumHardfork::Prague, config.prague_time),
+            (EthereumHardfork::Osaka, config.osaka_time),
+            (EthereumHardfork::Bpo1, config.bpo1_time),
+            (EthereumHardfork::Bpo2, config.bpo2_time),
+            (EthereumHardfork::Bpo3, config.bpo3_time),
+            (EthereumHardfork::Bpo4, config.bpo4_time),
+            (EthereumHardfork::Bpo5, config.bpo5_time),
+            (EthereumHardfork::Amsterdam, config.amsterdam_time),
+        ];
+        for (fork, time) in by_time {
+            if let Some(time) = time {
+                forks.push((fork, ForkCondition::Timestamp(time)));
+            }
+        }
+        if config.cancun_time.is_some() && config.shanghai_time.is_none() {
+            return Err(ChainSpecError::Invalid(
+                "cancunTime set without shanghaiTime".into(),
+            ));
+        }
+
+        Ok(Self {
+            chain_id: config.chain_id,
+            hardforks: EthereumChainHardforks::new(forks),
+            blob_schedule: config.blob_schedule_blob_params(),
+            zero_base_fee,
+            clique: config.clique,
+            karma,
+            genesis,
+        })
+    }
+
+    /// Reads and parses a geth-style `genesis.json`.
+    pub fn from_genesis_file(path: impl AsRef<Path>) -> Result<Self, ChainSpecError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ChainSpecError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_genesis(serde_json::from_str(&text)?)
+    }
+
+    /// The hardfork schedule.
+    pub const fn hardforks(&self) -> &EthereumChainHardforks {
+        &self.hardforks
+    }
+
+    /// The revm spec in force for a block.
+    pub fn spec_id_at(&self, number: u64, timestamp: u64) -> SpecId {
+        alloy_evm::spec_by_timestamp_and_block_number(self, timestamp, number)
+    }
+
+    /// Whether Shanghai (withdrawals, PUSH0) is active at `timestamp`.
+    pub fn is_shanghai_active_at(&self, timestamp: u64) -> bool {
+        self.is_shanghai_active_at_timestamp(timestamp)
+    }
+
+    /// Whether Cancun (blobs, EIP-4788) is active at `timestamp`.
+    pub fn is_cancun_active_at(&self, timestamp: u64) -> bool {
+        self.is_cancun_active_at_timestamp(timestamp)
+    }
+
+    /// Whether Prague (EIP-7702, requests, EIP-2935) is active at `timestamp`.
+    pub fn is_prague_active_at(&self, timestamp: u64) -> bool {
+        self.is_prague_active_at_timestamp(timestamp)
+    }
+
+    /// Whether London (EIP-1559) is active at block `number`.
+    pub fn is_london_active_at(&self, number: u64) -> bool {
+        self.is_london_active_at_block(number)
+    }
+
+    /// Base fee of the child of `parent`: 0 forever with `zeroBaseFee`, 0 before London,
+    /// [`INITIAL_BASE_FEE`] in London's activation block, EIP-1559 otherwise.
+    pub fn next_base_fee(&self, parent: &Header) -> u64 {
+        let number = parent.number + 1;
+        if self.zero_base_fee || !self.is_london_active_at_block(number) {
+            return 0;
+        }
+        match parent.base_fee_per_gas {
+            Some(base_fee) if self.is_london_active_at_block(parent.number) => {
+                calc_next_block_base_fee(
+                    parent.gas_used,
+                    parent.gas_limit,
+                    base_fee,
+                    BaseFeeParams::ethereum(),
+                )
+            }
+            _ => INITIAL_BASE_FEE,
+        }
+    }
+
+    /// Blob parameters in force at `timestamp`, `None` before Cancun.
+    pub fn blob_params_at(&self, timestamp: u64) -> Option<BlobParams> {
+        if let Some(params) = self
+            .blob_schedule
+            .active_scheduled_params_at_timestamp(timestamp)
+        {
+            Some(*params)
+        } else if self.is_osaka_active_at_timestamp(timestamp) {
+            Some(self.blob_schedule.osaka)
+        } else if self.is_prague_active_at_timestamp(timestamp) {
+            Some(self.blob_schedule.prague)
+        } else if self.is_cancun_active_at_timestamp(timestamp) {
+            Some(self.blob_schedule.cancun)
+        } else {
+            None
+        }
+    }
+
+    /// Base fee of the genesis block when London is active at 0: the genesis `baseFeePerGas`,
+    /// else [`INITIAL_BASE_FEE`] (0 with `zeroBaseFee`).
+    fn genesis_base_fee(&self) -> Option<u64> {
+        if !self.is_london_active_at_block(self.genesis.number.unwrap_or_default()) {
+            return None;
+        }
+        let default = if self.zero_base_fee {
+            0
+        } else {
+            INITIAL_BASE_FEE
+        };
+        Some(
+            self.genesis
+                .base_fee_per_gas
+                .map(|f| f as u64)
+                .unwrap_or(default),
+        )
+    }
+
+    /// The genesis header as geth builds it, with the given state root.
+    pub fn genesis_header(&self, state_root: B256) -> Header {
+        let g = &self.genesis;
+        let ts = g.timestamp;
+        let cancun = self.is_cancun_active_at_timestamp(ts);
+        Header {
+            parent_hash: g.parent_hash.unwrap_or_default(),
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            beneficiary: g.coinbase,
+            state_root,
+            transactions_root: EMPTY_ROOT_HASH,
+            receipts_root: EMPTY_ROOT_HASH,
+            difficulty: g.difficulty,
+            number: g.number.unwrap_or_default(),
+            gas_limit: if g.gas_limit == 0 {
+                DEFAULT_GENESIS_GAS_LIMIT
+            } else {
+                g.gas_limit
+            },
+            gas_used: 0,
+            timestamp: ts,
+            extra_data: g.extra_data.clone(),
+            mix_hash: g.mix_hash,
+            nonce: B64::from(g.nonce),
+            base_fee_per_gas: self.genesis_base_fee(),
+            withdrawals_root: self
+                .is_shanghai_active_at_timestamp(ts)
+                .then_some(EMPTY_ROOT_HASH),
+            blob_gas_used: cancun.then(|| g.blob_gas_used.unwrap_or_default()),
+            excess_blob_gas: cancun.then(|| g.excess_blob_gas.unwrap_or_default()),
+            parent_beacon_block_root: cancun.then_some(B256::ZERO),
+            requests_hash: self
+                .is_prague_active_at_timestamp(ts)
+                .then_some(EMPTY_REQUESTS_HASH),
+            ..Default::default()
+        }
+    }
+}
+
+impl EthereumHardforks for ChainSpec {
+    fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
+        self.hardforks.ethereum_fork_activation(fork)
+    }
+}
+
+impl EthExecutorSpec for ChainSpec {
+    fn deposit_contract_address(&self) -> Option<Address> {
+        self.genesis.config.deposit_contract_address
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec_from(config: serde_json::Value) -> ChainSpec {
+        let genesis = serde_json::json!({
+            "config": config,
+            "gasLimit": "0x1c9c380",
+            "difficulty": "0x0",
+            "alloc": {}
+        });
+        ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn reads_forks_by_block_and_time() {
+        let spec = spec_from(serde_json::json!({
+            "chainId": 7, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+            "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+            "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 5,
+            "mergeNetsplitBlock": 10, "terminalTotalDifficulty": 0,
+            "shanghaiTime": 100, "cancunTime": 200
+        }));
+        assert_eq!(spec.chain_id, 7);
+        assert_eq!(spec.spec_id_at(0, 0), SpecId::BERLIN);
+        assert_eq!(spec.spec_id_at(5, 0), SpecId::LONDON);
+        assert_eq!(spec.spec_id_at(10, 0), SpecId::MERGE);
+        assert_eq!(spec.spec_id_at(11, 150), SpecId::SHANGHAI);
+        assert_eq!(spec.spec_id_at(12, 200), SpecId::CANCUN);
+        assert!(spec.is_london_active_at(5) && !spec.is_london_active_at(4));
+        assert!(spec.blob_params_at(199).is_none());
+        assert!(spec.blob_params_at(200).is_some());
+        assert!(!spec.zero_base_fee && spec.karma.is_none());
+    }
+
+    #[test]
+    fn london_activation_block_gets_initial_base_fee_then_eip1559() {
+        let spec = spec_from(serde_json::json!({"chainId": 1, "londonBlock": 2}));
+        let mut parent = Header {
+            number: 1,
+            gas_limit: 30_000_000,
+            ..Default::default()
+        };
+        assert_eq!(
+            spec.next_base_fee(&Header {
+                number: 0,
+                ..Default::default()
+            }),
+            0
+        );
+        assert_eq!(spec.next_base_fee(&parent), INITIAL_BASE_FEE);
+        parent.number = 2;
+        parent.base_fee_per_gas = Some(INITIAL_BASE_FEE);
+        parent.gas_used = 30_000_000;
+        assert_eq!(
+            spec.next_base_fee(&parent),
+            INITIAL_BASE_FEE + INITIAL_BASE_FEE / 8
+        );
+        parent.gas_used = 15_000_000;
+        assert_eq!(spec.next_base_fee(&parent), INITIAL_BASE_FEE);
+    }
+
+    #[test]
+    fn zero_base_fee_keeps_base_fee_at_zero() {
+        let spec = spec_from(serde_json::json!({
+            "chainId": 1, "londonBlock": 0, "zeroBaseFee": true, "karma": {"epoch": 86400}
+        }));
+        assert!(spec.zero_base_fee);
+        assert!(spec.karma.is_some());
+        let header = spec.genesis_header(B256::ZERO);
+        assert_eq!(header.base_fee_per_gas, Some(0));
+        let parent = Header {
+            gas_used: 30_000_000,
+            gas_limit: 30_000_000,
+            ..header
+        };
+        assert_eq!(spec.next_base_fee(&parent), 0);
+    }
+
+    #[test]
+    fn genesis_header_has_fork_fields() {
+        let spec = spec_from(serde_json::json!({
+            "chainId": 1, "londonBlock": 0, "terminalTotalDifficultyPassed": true,
+            "shanghaiTime": 0, "cancunTime": 0, "pragueTime": 0
+        }));
+        let h = spec.genesis_header(B256::repeat_byte(1));
+        assert_eq!(h.base_fee_per_gas, Some(INITIAL_BASE_FEE));
+        assert_eq!(h.withdrawals_root, Some(EMPTY_ROOT_HASH));
+        assert_eq!(h.blob_gas_used, Some(0));
+        assert_eq!(h.excess_blob_gas, Some(0));
+        assert_eq!(h.parent_beacon_block_root, Some(B256::ZERO));
+        assert_eq!(h.requests_hash, Some(EMPTY_REQUESTS_HASH));
+        assert_eq!(spec.spec_id_at(0, 0), SpecId::PRAGUE);
+    }
+
+    #[test]
+    fn usable_by_eth_block_executor_factory() {
+        use alloy_evm::{
+            block::BlockExecutorFactory,
+            eth::{receipt_builder::AlloyReceiptBuilder, EthBlockExecutorFactory},
+            EthEvmFactory,
+        };
+        fn assert_factory<F: BlockExecutorFactory>(_: &F) {}
+        let spec = spec_from(serde_json::json!({"chainId": 5, "londonBlock": 0}));
+        let factory = EthBlockExecutorFactory::new(
+            AlloyReceiptBuilder::default(),
+            spec,
+            EthEvmFactory::default(),
+        );
+        assert_factory(&factory);
+        assert_eq!(factory.spec().chain_id, 5);
+        assert_eq!(factory.spec().deposit_contract_address(), None);
+    }
+
+    #[test]
+    fn rejects_non_boolean_zero_base_fee() {
+        let genesis = serde_json::json!({
+            "config": {"chainId": 1, "zeroBaseFee": "yes"}, "gasLimit": "0x1", "alloc": {}
+        });
+        let err = ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("zeroBaseFee"));
+    }
+}

@@ -1,0 +1,244 @@
+//! Test doubles: an in-memory [`StateReader`] with a reference state-root computation, fixture
+//! loading and signed test transactions.
+
+use std::collections::{BTreeMap, HashMap};
+
+use alloy_consensus::{transaction::Recovered, Block, SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_genesis::Genesis;
+use alloy_primitives::{address, keccak256, Address, Bytes, TxKind, B256, U256};
+use alloy_rlp::Decodable;
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use alloy_trie::{HashBuilder, Nibbles, TrieAccount};
+use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
+
+use crate::{
+    chainspec::ChainSpec,
+    state::{AccountState, StateChanges, StateReader},
+    storage::StorageError,
+};
+
+/// A recipient without a key.
+pub(crate) const BOB: Address = address!("0x000000000000000000000000000000000000b0b0");
+/// Another recipient without a key.
+pub(crate) const ALICE: Address = address!("0x000000000000000000000000000000000000a11c");
+
+/// HashMap-backed world state.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct MemState {
+    accounts: HashMap<Address, (AccountState, BTreeMap<U256, U256>)>,
+    code: HashMap<B256, Bytecode>,
+    hashes: HashMap<u64, B256>,
+}
+
+impl MemState {
+    pub(crate) fn from_genesis(genesis: &Genesis) -> Self {
+        let mut state = Self::default();
+        for (address, account) in &genesis.alloc {
+            let code_hash = match account.code.as_ref().filter(|c| !c.is_empty()) {
+                Some(code) => {
+                    let hash = keccak256(code);
+                    state.code.insert(hash, Bytecode::new_raw(code.clone()));
+                    hash
+                }
+                None => KECCAK_EMPTY,
+            };
+            let storage = account
+                .storage
+                .iter()
+                .flatten()
+                .map(|(k, v)| (U256::from_be_bytes(k.0), U256::from_be_bytes(v.0)))
+                .filter(|(_, v)| !v.is_zero())
+                .collect();
+            let info = AccountState {
+                nonce: account.nonce.unwrap_or_default(),
+                balance: account.balance,
+                code_hash,
+            };
+            state.accounts.insert(*address, (info, storage));
+        }
+        state
+    }
+
+    /// Deploys `code` at `address` (for call tests).
+    pub(crate) fn set_code(&mut self, address: Address, code: Bytes) {
+        let hash = keccak256(&code);
+        self.code.insert(hash, Bytecode::new_raw(code));
+        let entry = self.accounts.entry(address).or_default();
+        entry.0.code_hash = hash;
+        entry.0.nonce = entry.0.nonce.max(1);
+    }
+
+    pub(crate) fn insert_block_hash(&mut self, number: u64, hash: B256) {
+        self.hashes.insert(number, hash);
+    }
+
+    pub(crate) fn apply(&mut self, changes: &StateChanges) {
+        for change in changes {
+            if let Some(code) = &change.new_code {
+                self.code.insert(
+                    change.info.expect("code needs an account").code_hash,
+                    code.clone(),
+                );
+            }
+            match change.info {
+                None => {
+                    self.accounts.remove(&change.address);
+                }
+                Some(info) => {
+                    let entry = self.accounts.entry(change.address).or_default();
+                    if change.storage_wiped {
+                        entry.1.clear();
+                    }
+                    for (slot, value) in &change.storage {
+                        if value.is_zero() {
+                            entry.1.remove(slot);
+                        } else {
+                            entry.1.insert(*slot, *value);
+                        }
+                    }
+                    entry.0 = info;
+                }
+            }
+        }
+    }
+
+    /// The state root, computed from scratch.
+    pub(crate) fn state_root(&self) -> B256 {
+        let leaves = self.accounts.iter().map(|(address, (info, storage))| {
+            let storage_root = trie_root(storage.iter().map(|(slot, value)| {
+                (
+                    keccak256(slot.to_be_bytes::<32>()),
+                    alloy_rlp::encode(value),
+                )
+            }));
+            let account = TrieAccount {
+                nonce: info.nonce,
+                balance: info.balance,
+                storage_root,
+                code_hash: info.code_hash,
+            };
+            (keccak256(address), alloy_rlp::encode(account))
+        });
+        trie_root(leaves)
+    }
+}
+
+fn trie_root(leaves: impl Iterator<Item = (B256, Vec<u8>)>) -> B256 {
+    let mut leaves: Vec<_> = leaves.collect();
+    leaves.sort_unstable_by_key(|leaf| leaf.0);
+    let mut builder = HashBuilder::default();
+    for (key, value) in leaves {
+        builder.add_leaf(Nibbles::unpack(key), &value);
+    }
+    builder.root()
+}
+
+impl StateReader for MemState {
+    fn account(&self, address: Address) -> Result<Option<AccountInfo>, StorageError> {
+        Ok(self.accounts.get(&address).map(|(info, _)| AccountInfo {
+            balance: info.balance,
+            nonce: info.nonce,
+            code_hash: info.code_hash,
+            account_id: None,
+            code: None,
+        }))
+    }
+
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StorageError> {
+        Ok(self
+            .accounts
+            .get(&address)
+            .and_then(|(_, storage)| storage.get(&slot).copied())
+            .unwrap_or_default())
+    }
+
+    fn code_by_hash(&self, code_hash: B256) -> Result<Bytecode, StorageError> {
+        Ok(self.code.get(&code_hash).cloned().unwrap_or_default())
+    }
+
+    fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
+        Ok(self.hashes.get(&number).copied().unwrap_or_default())
+    }
+}
+
+/// Loads `/work/shared/fixtures/chains/<name>/{genesis.json,chain.rlp}`.
+pub(crate) fn fixture_chain(name: &str) -> (ChainSpec, Vec<Block<TxEnvelope>>) {
+    let dir = format!(
+        "{}/../../../shared/fixtures/chains/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = ChainSpec::from_genesis_file(format!("{dir}/genesis.json")).unwrap();
+    let bytes = std::fs::read(format!("{dir}/chain.rlp")).unwrap();
+    let mut buf = &bytes[..];
+    let mut blocks = Vec::new();
+    while !buf.is_empty() {
+        blocks.push(Block::<TxEnvelope>::decode(&mut buf).expect("block RLP"));
+    }
+    (spec, blocks)
+}
+
+/// Test key `i` (deterministic).
+pub(crate) fn key(i: u8) -> PrivateKeySigner {
+    PrivateKeySigner::from_bytes(&B256::repeat_byte(i + 1)).unwrap()
+}
+
+/// A post-merge Cancun chain (EIP-1559 base fee) where keys 0 and 1 hold 1000 ETH.
+pub(crate) fn dev_spec() -> ChainSpec {
+    spec_with(serde_json::json!({
+        "chainId": 1337, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+        "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+        "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
+        "mergeNetsplitBlock": 0, "terminalTotalDifficulty": 0,
+        "terminalTotalDifficultyPassed": true, "shanghaiTime": 0, "cancunTime": 0
+    }))
+}
+
+/// A Besu-style Clique chain: Cancun by time without a merge, `zeroBaseFee`.
+pub(crate) fn clique_spec() -> ChainSpec {
+    spec_with(serde_json::json!({
+        "chainId": 1338, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+        "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+        "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
+        "shanghaiTime": 0, "cancunTime": 0, "zeroBaseFee": true,
+        "clique": {"period": 2, "epoch": 30000}
+    }))
+}
+
+fn spec_with(config: serde_json::Value) -> ChainSpec {
+    let rich = U256::from(10u128.pow(21));
+    let genesis = serde_json::json!({
+        "config": config,
+        "gasLimit": "0x1c9c380",
+        "difficulty": "0x0",
+        "timestamp": "0x0",
+        "alloc": {
+            key(0).address().to_string(): { "balance": rich.to_string() },
+            key(1).address().to_string(): { "balance": rich.to_string() },
+        }
+    });
+    ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap()
+}
+
+/// An EIP-1559 transfer from test key `from` (21000 gas, 2 gwei max fee).
+pub(crate) fn signed_transfer(
+    spec: &ChainSpec,
+    from: u8,
+    nonce: u64,
+    to: Address,
+    value: u64,
+) -> Recovered<TxEnvelope> {
+    let signer = key(from);
+    let tx = TxEip1559 {
+        chain_id: spec.chain_id,
+        nonce,
+        gas_limit: 21_000,
+        max_fee_per_gas: 2_000_000_000,
+        max_priority_fee_per_gas: 1,
+        to: TxKind::Call(to),
+        value: U256::from(value),
+        ..Default::default()
+    };
+    let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
+    Recovered::new_unchecked(TxEnvelope::Eip1559(tx.into_signed(sig)), signer.address())
+}
