@@ -101,7 +101,9 @@ pub enum PoolError {
         nonce: u64,
     },
     /// Balance below `gas * maxFee + value`.
-    #[error("insufficient funds for gas * price + value: address {address} have {have} want {want}")]
+    #[error(
+        "insufficient funds for gas * price + value: address {address} have {have} want {want}"
+    )]
     InsufficientFunds {
         /// The sender.
         address: Address,

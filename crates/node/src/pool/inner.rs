@@ -48,7 +48,9 @@ impl SenderTxs {
     }
 
     pub fn pending(&self) -> impl Iterator<Item = &Arc<PooledTx>> {
-        self.txs.range(self.base..self.pending_end).map(|(_, tx)| tx)
+        self.txs
+            .range(self.base..self.pending_end)
+            .map(|(_, tx)| tx)
     }
 }
 
@@ -75,7 +77,12 @@ fn effective_tip(tx: &PooledTx, base_fee: u64) -> i128 {
 
 impl Inner {
     pub fn price_key(&self, tx: &PooledTx) -> PriceKey {
-        (effective_tip(tx, self.base_fee), tx.max_fee(), Reverse(tx.seq), tx.hash)
+        (
+            effective_tip(tx, self.base_fee),
+            tx.max_fee(),
+            Reverse(tx.seq),
+            tx.hash,
+        )
     }
 
     /// Re-keys the price index when the base fee changed (once per block at most).
@@ -122,7 +129,12 @@ impl Inner {
     pub fn insert(&mut self, tx: Arc<PooledTx>, account_nonce: u64) -> Vec<B256> {
         let sender = tx.sender();
         let nonce = tx.nonce();
-        if let Some(old) = self.senders.get(&sender).and_then(|s| s.txs.get(&nonce)).cloned() {
+        if let Some(old) = self
+            .senders
+            .get(&sender)
+            .and_then(|s| s.txs.get(&nonce))
+            .cloned()
+        {
             self.all.remove(&old.hash);
             let key = self.price_key(&old);
             self.by_price.remove(&key);
@@ -166,7 +178,9 @@ impl Inner {
         balance: U256,
         gas_limit: u64,
     ) -> Vec<B256> {
-        let Some(entry) = self.senders.get(&sender) else { return Vec::new() };
+        let Some(entry) = self.senders.get(&sender) else {
+            return Vec::new();
+        };
         let doomed: Vec<B256> = entry
             .txs
             .values()
@@ -223,7 +237,12 @@ impl Inner {
         /// `None` (the sender is done) when the max fee is below the base fee.
         fn head<'a>(tx: &'a Arc<PooledTx>, rest: Rest<'a>, base_fee: u64) -> Option<Head<'a>> {
             let tip = tx.tx.inner().effective_tip_per_gas(base_fee)?;
-            Some(Head { tip, seq: tx.seq, tx, rest })
+            Some(Head {
+                tip,
+                seq: tx.seq,
+                tx,
+                rest,
+            })
         }
         let mut heap = BinaryHeap::new();
         for s in self.senders.values() {

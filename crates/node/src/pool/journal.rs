@@ -39,7 +39,11 @@ impl Journal {
             fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self { path: path.to_path_buf(), file, records: 0 })
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            records: 0,
+        })
     }
 
     /// Records currently in the file (an estimate before the journal was first read).
@@ -122,7 +126,10 @@ mod tests {
         j.append(b"").unwrap();
         j.append(b"three").unwrap();
         let mut j = Journal::open(&path).unwrap();
-        assert_eq!(j.read_all().unwrap(), vec![b"one".to_vec(), vec![], b"three".to_vec()]);
+        assert_eq!(
+            j.read_all().unwrap(),
+            vec![b"one".to_vec(), vec![], b"three".to_vec()]
+        );
         assert_eq!(j.records(), 3);
     }
 
@@ -132,7 +139,12 @@ mod tests {
         let path = dir.path().join("txs.journal");
         let mut j = Journal::open(&path).unwrap();
         j.append(b"complete").unwrap();
-        OpenOptions::new().append(true).open(&path).unwrap().write_all(&[9, 0, 0, 0, 1]).unwrap();
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(&[9, 0, 0, 0, 1])
+            .unwrap();
         assert_eq!(j.read_all().unwrap(), vec![b"complete".to_vec()]);
     }
 

@@ -17,12 +17,7 @@ pub(crate) mod test_utils;
 #[cfg(test)]
 mod tests;
 
-use std::{
-    collections::BTreeMap,
-    path::PathBuf,
-    sync::Arc,
-    time::Instant,
-};
+use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Instant};
 
 use alloy_consensus::{
     transaction::{Recovered, SignerRecoverable},
@@ -142,7 +137,12 @@ impl Pool {
     pub fn new(cfg: PoolConfig) -> Result<Self, PoolError> {
         let journal = cfg.journal_path.as_deref().map(Journal::open).transpose()?;
         let (events, _) = broadcast::channel(constants::POOL_EVENT_CHANNEL_CAPACITY);
-        Ok(Self { cfg, inner: Mutex::new(Inner::default()), journal: Mutex::new(journal), events })
+        Ok(Self {
+            cfg,
+            inner: Mutex::new(Inner::default()),
+            journal: Mutex::new(journal),
+            events,
+        })
     }
 
     /// Decodes, validates and inserts a raw EIP-2718 transaction; returns its hash.
@@ -178,7 +178,9 @@ impl Pool {
         if self.inner.lock().all.contains_key(env.tx_hash()) {
             return Err(PoolError::AlreadyKnown);
         }
-        let tx = env.try_into_recovered().map_err(|_| PoolError::InvalidSender)?;
+        let tx = env
+            .try_into_recovered()
+            .map_err(|_| PoolError::InvalidSender)?;
         self.insert_validated(tx, Bytes::copy_from_slice(raw), state, ctx, journal)
     }
 
@@ -198,8 +200,7 @@ impl Pool {
         // State I/O happens outside the pool lock.
         let account = state.account(tx.signer())?;
         validate::validate_against_account(&tx, account.as_ref())?;
-        let (account_nonce, balance) =
-            account.map(|a| (a.nonce, a.balance)).unwrap_or_default();
+        let (account_nonce, balance) = account.map(|a| (a.nonce, a.balance)).unwrap_or_default();
         let sender = tx.signer();
         let nonce = tx.inner().nonce();
         let cost = validate::max_cost(tx.inner());
@@ -210,7 +211,11 @@ impl Pool {
         }
         inner.set_base_fee(ctx.base_fee);
         let mut promoted = Vec::new();
-        if inner.senders.get(&sender).is_some_and(|s| s.base != account_nonce) {
+        if inner
+            .senders
+            .get(&sender)
+            .is_some_and(|s| s.base != account_nonce)
+        {
             promoted = inner.reconcile(sender, account_nonce, balance, ctx.block_gas_limit);
         }
         let pooled = Arc::new(PooledTx {
@@ -221,7 +226,11 @@ impl Pool {
             seq: inner.next_seq,
             cost,
         });
-        let replaced = inner.senders.get(&sender).and_then(|s| s.txs.get(&nonce)).cloned();
+        let replaced = inner
+            .senders
+            .get(&sender)
+            .and_then(|s| s.txs.get(&nonce))
+            .cloned();
         let mut evict = None;
         match &replaced {
             Some(old) => {
@@ -291,7 +300,11 @@ impl Pool {
 
     /// Writes the live transactions, per sender in nonce order.
     fn rewrite_journal(j: &mut Journal, inner: &Inner) -> std::io::Result<()> {
-        let txs = inner.senders.values().flat_map(|s| s.txs.values()).map(|tx| tx.raw.as_ref());
+        let txs = inner
+            .senders
+            .values()
+            .flat_map(|s| s.txs.values())
+            .map(|tx| tx.raw.as_ref());
         j.rewrite(txs)
     }
 
@@ -365,7 +378,11 @@ impl Pool {
     /// when the sender has no pending transaction (use the account nonce).
     pub fn pending_nonce(&self, sender: Address) -> Option<u64> {
         let inner = self.inner.lock();
-        inner.senders.get(&sender).filter(|s| s.pending_end > s.base).map(|s| s.pending_end)
+        inner
+            .senders
+            .get(&sender)
+            .filter(|s| s.pending_end > s.base)
+            .map(|s| s.pending_end)
     }
 
     /// Numbers of pending and queued transactions.
@@ -380,7 +397,11 @@ impl Pool {
         let mut content = PoolContent::default();
         for (addr, s) in &inner.senders {
             for (nonce, tx) in &s.txs {
-                let side = if s.is_pending(*nonce) { &mut content.pending } else { &mut content.queued };
+                let side = if s.is_pending(*nonce) {
+                    &mut content.pending
+                } else {
+                    &mut content.queued
+                };
                 side.entry(*addr).or_default().insert(*nonce, tx.clone());
             }
         }
@@ -404,10 +425,10 @@ impl Pool {
             Some(j) => j.read_all()?,
             None => return Ok(0),
         };
-        let mut restored = 0;
+        let mut added = Vec::new();
         for raw in records {
             match self.add_raw_inner(&raw, state, ctx, false) {
-                Ok(_) => restored += 1,
+                Ok(hash) => added.push(hash),
                 Err(PoolError::Journal(e)) => return Err(e.into()),
                 Err(PoolError::State(e)) => return Err(e.into()),
                 Err(e) => tracing::debug!(error = %e, "dropping journaled transaction"),
@@ -417,6 +438,7 @@ impl Pool {
         if let Some(j) = self.journal.lock().as_mut() {
             Self::rewrite_journal(j, &inner)?;
         }
-        Ok(restored)
+        // Later records may have replaced or evicted earlier ones: count the survivors.
+        Ok(added.iter().filter(|h| inner.all.contains_key(*h)).count())
     }
 }

@@ -68,7 +68,9 @@ where
     TxEnvelope: From<Signed<T>>,
 {
     let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
-    TxEnvelope::from(tx.into_signed(sig)).try_into_recovered().unwrap()
+    TxEnvelope::from(tx.into_signed(sig))
+        .try_into_recovered()
+        .unwrap()
 }
 
 pub fn eip1559(
@@ -83,7 +85,12 @@ pub fn eip1559(
 }
 
 /// A plain transfer paying `max_fee` / `tip`.
-pub fn transfer(signer: &PrivateKeySigner, nonce: u64, max_fee: u128, tip: u128) -> Recovered<TxEnvelope> {
+pub fn transfer(
+    signer: &PrivateKeySigner,
+    nonce: u64,
+    max_fee: u128,
+    tip: u128,
+) -> Recovered<TxEnvelope> {
     eip1559(signer, nonce, 21_000, max_fee, tip, Bytes::new())
 }
 
@@ -108,7 +115,11 @@ impl MemState {
     }
 
     pub fn set(&self, addr: Address, nonce: u64, balance: U256) {
-        let info = AccountInfo { nonce, balance, ..Default::default() };
+        let info = AccountInfo {
+            nonce,
+            balance,
+            ..Default::default()
+        };
         self.accounts.write().insert(addr, info);
     }
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use alloy_consensus::{SignableTransaction, TxEip4844, TxEip7702, TxEnvelope};
-use alloy_eips::eip7702::{Authorization, SignedAuthorization};
+use alloy_eips::eip7702::Authorization;
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer::SignerSync;
 
@@ -49,7 +49,9 @@ fn nonce_too_low_is_rejected_with_geth_message() {
     let a = signer(1);
     let state = MemState::default();
     state.set(a.address(), 5, U256::from(10u128.pow(20)));
-    let err = pool().add(transfer(&a, 3, 10 * GWEI, GWEI), &state, &ctx()).unwrap_err();
+    let err = pool()
+        .add(transfer(&a, 3, 10 * GWEI, GWEI), &state, &ctx())
+        .unwrap_err();
     assert_eq!(err.to_string(), "nonce too low: next nonce 5, tx nonce 3");
 }
 
@@ -58,7 +60,9 @@ fn insufficient_funds_is_rejected_with_geth_message() {
     let a = signer(1);
     let state = MemState::default();
     state.set(a.address(), 0, U256::from(1000));
-    let err = pool().add(transfer(&a, 0, 10, 1), &state, &ctx()).unwrap_err();
+    let err = pool()
+        .add(transfer(&a, 0, 10, 1), &state, &ctx())
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         format!(
@@ -82,7 +86,10 @@ fn fee_checks_use_geth_messages() {
         )
     );
     let err = p.add(transfer(&a, 0, 10, 11), &state, &ctx()).unwrap_err();
-    assert_eq!(err.to_string(), "max priority fee per gas higher than max fee per gas");
+    assert_eq!(
+        err.to_string(),
+        "max priority fee per gas higher than max fee per gas"
+    );
 }
 
 #[test]
@@ -90,20 +97,36 @@ fn gas_limit_checks_use_geth_messages() {
     let a = signer(1);
     let state = MemState::funded(&[&a]);
     let p = pool();
-    let err = p.add(eip1559(&a, 0, 20_999, 10, 1, Bytes::new()), &state, &ctx()).unwrap_err();
-    assert_eq!(err.to_string(), "intrinsic gas too low: gas 20999, minimum needed 21000");
-    let err =
-        p.add(eip1559(&a, 0, 30_000_001, 10, 1, Bytes::new()), &state, &ctx()).unwrap_err();
+    let err = p
+        .add(eip1559(&a, 0, 20_999, 10, 1, Bytes::new()), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 20999, minimum needed 21000"
+    );
+    let err = p
+        .add(
+            eip1559(&a, 0, 30_000_001, 10, 1, Bytes::new()),
+            &state,
+            &ctx(),
+        )
+        .unwrap_err();
     assert_eq!(err.to_string(), "exceeds block gas limit");
     // 100 non-zero bytes: intrinsic 22600, EIP-7623 floor 25000.
     let data = Bytes::from(vec![1u8; 100]);
-    let err = p.add(eip1559(&a, 0, 24_000, 10, 1, data.clone()), &state, &ctx()).unwrap_err();
+    let err = p
+        .add(eip1559(&a, 0, 24_000, 10, 1, data.clone()), &state, &ctx())
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "insufficient gas for floor data gas cost: gas 24000, minimum needed 25000"
     );
-    let pre_prague = super::ValidationContext { prague: false, ..ctx() };
-    p.add(eip1559(&a, 0, 24_000, 10, 1, data), &state, &pre_prague).unwrap();
+    let pre_prague = super::ValidationContext {
+        prague: false,
+        ..ctx()
+    };
+    p.add(eip1559(&a, 0, 24_000, 10, 1, data), &state, &pre_prague)
+        .unwrap();
 }
 
 #[test]
@@ -113,7 +136,10 @@ fn create_with_too_little_gas_needs_53000() {
     let mut t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
     t.to = TxKind::Create;
     let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
-    assert_eq!(err.to_string(), "intrinsic gas too low: gas 21000, minimum needed 53000");
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 21000, minimum needed 53000"
+    );
 }
 
 #[test]
@@ -123,9 +149,20 @@ fn wrong_chain_id_is_rejected() {
     let mut t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
     t.chain_id = 5;
     let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
-    assert!(err.to_string().contains("invalid chain id for signer"), "{err}");
-    let err = pool().add(sign(&a, legacy_tx(0, 10, Some(5))), &state, &ctx()).unwrap_err();
-    assert!(matches!(err, PoolError::InvalidChainId { have: 5, want: CHAIN_ID }));
+    assert!(
+        err.to_string().contains("invalid chain id for signer"),
+        "{err}"
+    );
+    let err = pool()
+        .add(sign(&a, legacy_tx(0, 10, Some(5))), &state, &ctx())
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        PoolError::InvalidChainId {
+            have: 5,
+            want: CHAIN_ID
+        }
+    ));
 }
 
 #[test]
@@ -135,7 +172,12 @@ fn legacy_without_chain_id_is_accepted() {
     let p = pool();
     let tx = sign(&a, legacy_tx(0, 10, None));
     p.add_raw(&encode(&tx), &state, &ctx()).unwrap();
-    p.add_raw(&encode(&sign(&a, legacy_tx(1, 10, Some(CHAIN_ID)))), &state, &ctx()).unwrap();
+    p.add_raw(
+        &encode(&sign(&a, legacy_tx(1, 10, Some(CHAIN_ID)))),
+        &state,
+        &ctx(),
+    )
+    .unwrap();
     assert_eq!(p.status(), (2, 0));
 }
 
@@ -158,11 +200,18 @@ fn blob_transactions_are_rejected() {
     };
     let tx = sign(&a, t);
     let err = pool().add_raw(&encode(&tx), &state, &ctx()).unwrap_err();
-    assert_eq!(err.to_string(), "blob transactions are not supported on this network");
+    assert_eq!(
+        err.to_string(),
+        "blob transactions are not supported on this network"
+    );
 }
 
 fn set_code_tx(a: &alloy_signer_local::PrivateKeySigner, auths: usize) -> TxEip7702 {
-    let auth = Authorization { chain_id: U256::from(CHAIN_ID), address: Address::repeat_byte(7), nonce: 1 };
+    let auth = Authorization {
+        chain_id: U256::from(CHAIN_ID),
+        address: Address::repeat_byte(7),
+        nonce: 1,
+    };
     let sig = a.sign_hash_sync(&auth.signature_hash()).unwrap();
     TxEip7702 {
         chain_id: CHAIN_ID,
@@ -173,7 +222,7 @@ fn set_code_tx(a: &alloy_signer_local::PrivateKeySigner, auths: usize) -> TxEip7
         to: Address::repeat_byte(1),
         value: U256::ZERO,
         access_list: Default::default(),
-        authorization_list: vec![SignedAuthorization::from((auth, sig)); auths],
+        authorization_list: vec![auth.into_signed(sig); auths],
         input: Bytes::new(),
     }
 }
@@ -184,10 +233,15 @@ fn set_code_transactions_need_prague_and_authorizations() {
     let state = MemState::funded(&[&a]);
     let p = pool();
     let tx = sign(&a, set_code_tx(&a, 1));
-    let pre_prague = super::ValidationContext { prague: false, ..ctx() };
+    let pre_prague = super::ValidationContext {
+        prague: false,
+        ..ctx()
+    };
     let err = p.add(tx.clone(), &state, &pre_prague).unwrap_err();
     assert_eq!(err.to_string(), "transaction type not supported");
-    let err = p.add(sign(&a, set_code_tx(&a, 0)), &state, &ctx()).unwrap_err();
+    let err = p
+        .add(sign(&a, set_code_tx(&a, 0)), &state, &ctx())
+        .unwrap_err();
     assert_eq!(err.to_string(), "EIP-7702 transaction with empty auth list");
     p.add_raw(&encode(&tx), &state, &ctx()).unwrap();
 }
@@ -199,17 +253,28 @@ fn set_code_intrinsic_gas_counts_authorizations() {
     let mut t = set_code_tx(&a, 2);
     t.gas_limit = 70_999;
     let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
-    assert_eq!(err.to_string(), "intrinsic gas too low: gas 70999, minimum needed 71000");
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 70999, minimum needed 71000"
+    );
 }
 
 #[test]
 fn oversized_transactions_are_rejected() {
     let a = signer(1);
     let state = MemState::funded(&[&a]);
-    let p = Pool::new(PoolConfig { max_tx_size: 200, ..Default::default() }).unwrap();
+    let p = Pool::new(PoolConfig {
+        max_tx_size: 200,
+        ..Default::default()
+    })
+    .unwrap();
     let tx = eip1559(&a, 0, 1_000_000, 10, 1, Bytes::from(vec![1u8; 300]));
     let err = p.add_raw(&encode(&tx), &state, &ctx()).unwrap_err();
-    assert!(err.to_string().starts_with("oversized data: transaction size "), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("oversized data: transaction size "),
+        "{err}"
+    );
 }
 
 #[test]
@@ -226,7 +291,8 @@ fn invalid_signature_is_invalid_sender() {
     let t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
     // r = 0 is never a valid signature.
     let sig = alloy_primitives::Signature::new(U256::ZERO, U256::from(1), false);
-    let raw = alloy_eips::eip2718::Encodable2718::encoded_2718(&TxEnvelope::from(t.into_signed(sig)));
+    let raw =
+        alloy_eips::eip2718::Encodable2718::encoded_2718(&TxEnvelope::from(t.into_signed(sig)));
     let err = pool().add_raw(&raw, &state, &ctx()).unwrap_err();
     assert_eq!(err.to_string(), "invalid sender");
 }
@@ -250,7 +316,14 @@ fn future_nonce_queues_until_gap_closes() {
     assert_eq!(p.status(), (3, 0));
     assert_eq!(p.pending_nonce(a.address()), Some(3));
     let got: Vec<_> = std::iter::from_fn(|| events.try_recv().ok()).collect();
-    assert_eq!(got, vec![*t0.inner().tx_hash(), *t1.inner().tx_hash(), *t2.inner().tx_hash()]);
+    assert_eq!(
+        got,
+        vec![
+            *t0.inner().tx_hash(),
+            *t1.inner().tx_hash(),
+            *t2.inner().tx_hash()
+        ]
+    );
     let content = p.content();
     assert_eq!(content.pending[&a.address()].len(), 3);
     assert!(content.queued.is_empty());
@@ -287,7 +360,10 @@ fn new_block_drops_included_and_unaffordable() {
     assert!(p.get(&a0).is_none());
     assert!(p.get(&a1).is_some());
     assert_eq!(p.status(), (1, 0));
-    assert_eq!(p.content().pending.keys().copied().collect::<Vec<_>>(), vec![a.address()]);
+    assert_eq!(
+        p.content().pending.keys().copied().collect::<Vec<_>>(),
+        vec![a.address()]
+    );
 }
 
 #[test]
@@ -311,8 +387,14 @@ fn replacement_needs_ten_percent_bump() {
     let p = pool();
     let old = p.add(transfer(&a, 0, 100, 10), &state, &ctx()).unwrap();
     for (fee, tip) in [(109, 11), (110, 10), (200, 10), (100, 100)] {
-        let err = p.add(transfer(&a, 0, fee, tip), &state, &ctx()).unwrap_err();
-        assert_eq!(err.to_string(), "replacement transaction underpriced", "{fee}/{tip}");
+        let err = p
+            .add(transfer(&a, 0, fee, tip), &state, &ctx())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "replacement transaction underpriced",
+            "{fee}/{tip}"
+        );
     }
     let new = p.add(transfer(&a, 0, 110, 11), &state, &ctx()).unwrap();
     assert!(p.get(&old).is_none());
@@ -361,7 +443,11 @@ fn best_stops_a_sender_at_a_tx_below_base_fee() {
 fn cheapest_is_evicted_when_full() {
     let (a, b, c, d) = (signer(1), signer(2), signer(3), signer(4));
     let state = MemState::funded(&[&a, &b, &c, &d]);
-    let p = Pool::new(PoolConfig { max_txs: 2, ..Default::default() }).unwrap();
+    let p = Pool::new(PoolConfig {
+        max_txs: 2,
+        ..Default::default()
+    })
+    .unwrap();
     let cheap = p.add(transfer(&a, 0, 100, 2), &state, &ctx()).unwrap();
     let mid = p.add(transfer(&b, 0, 100, 5), &state, &ctx()).unwrap();
     let err = p.add(transfer(&c, 0, 100, 2), &state, &ctx()).unwrap_err();
@@ -376,7 +462,11 @@ fn cheapest_is_evicted_when_full() {
 fn replacement_in_a_full_pool_needs_no_eviction() {
     let (a, b) = (signer(1), signer(2));
     let state = MemState::funded(&[&a, &b]);
-    let p = Pool::new(PoolConfig { max_txs: 2, ..Default::default() }).unwrap();
+    let p = Pool::new(PoolConfig {
+        max_txs: 2,
+        ..Default::default()
+    })
+    .unwrap();
     p.add(transfer(&a, 0, 100, 2), &state, &ctx()).unwrap();
     let b0 = p.add(transfer(&b, 0, 100, 5), &state, &ctx()).unwrap();
     p.add(transfer(&a, 0, 200, 20), &state, &ctx()).unwrap();
@@ -387,7 +477,10 @@ fn replacement_in_a_full_pool_needs_no_eviction() {
 #[test]
 fn journal_restores_pending_after_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = PoolConfig { journal_path: Some(dir.path().join("txs.rlp")), ..Default::default() };
+    let cfg = PoolConfig {
+        journal_path: Some(dir.path().join("txs.rlp")),
+        ..Default::default()
+    };
     let (a, b) = (signer(1), signer(2));
     let state = MemState::funded(&[&a, &b]);
     let (a0, a1, b5);

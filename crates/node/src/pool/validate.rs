@@ -42,11 +42,15 @@ pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
     if raw.is_empty() {
         return Err(PoolError::Decode("typed transaction too short".into()));
     }
+    // Bytes from 0x80 on start an RLP list: a legacy transaction (geth's rule).
+    let typed = raw[0] < 0x80;
+    // Known typed envelopes: EIP-2930 (1), EIP-1559 (2), EIP-4844 (3), EIP-7702 (4).
+    if typed && !(1..=4).contains(&raw[0]) {
+        return Err(PoolError::TxTypeNotSupported);
+    }
     TxEnvelope::decode_2718_exact(raw).map_err(|e| match e {
-        Eip2718Error::UnexpectedType(_) => PoolError::TxTypeNotSupported,
+        Eip2718Error::UnexpectedType(_) if typed => PoolError::TxTypeNotSupported,
         Eip2718Error::RlpError(e) => PoolError::Decode(format!("rlp: {e}")),
-        // The enum is non-exhaustive.
-        #[allow(unreachable_patterns)]
         other => PoolError::Decode(format!("invalid transaction encoding: {other}")),
     })
 }
@@ -62,7 +66,11 @@ fn byte_counts(data: &[u8]) -> (u64, u64) {
 pub fn intrinsic_gas(tx: &TxEnvelope, shanghai: bool) -> u64 {
     let create = tx.kind().is_create();
     let data = tx.input();
-    let mut gas = if create { TX_GAS_CONTRACT_CREATION } else { TX_GAS };
+    let mut gas = if create {
+        TX_GAS_CONTRACT_CREATION
+    } else {
+        TX_GAS
+    };
     let (zero, non_zero) = byte_counts(data);
     gas = gas
         .saturating_add(zero.saturating_mul(TX_DATA_ZERO_GAS))
@@ -93,7 +101,8 @@ pub fn floor_data_gas(data: &[u8]) -> u64 {
 
 /// The tip cap: max priority fee, or the gas price of legacy and EIP-2930 transactions.
 pub fn tip_cap(tx: &TxEnvelope) -> u128 {
-    tx.max_priority_fee_per_gas().unwrap_or_else(|| tx.max_fee_per_gas())
+    tx.max_priority_fee_per_gas()
+        .unwrap_or_else(|| tx.max_fee_per_gas())
 }
 
 /// Maximum cost: `gas_limit * max_fee + value` (geth's `tx.Cost()` without blob gas).
@@ -117,7 +126,10 @@ pub fn validate_stateless(
         _ => {}
     }
     if encoded_len > max_size {
-        return Err(PoolError::OversizedData { size: encoded_len, limit: max_size });
+        return Err(PoolError::OversizedData {
+            size: encoded_len,
+            limit: max_size,
+        });
     }
     if ctx.shanghai && env.kind().is_create() && env.input().len() > MAX_INITCODE_SIZE {
         return Err(PoolError::MaxInitCodeSizeExceeded {
@@ -134,17 +146,26 @@ pub fn validate_stateless(
     // Pre-EIP-155 legacy transactions carry no chain id and are valid on every chain.
     if let Some(have) = env.chain_id() {
         if have != ctx.chain_id {
-            return Err(PoolError::InvalidChainId { have, want: ctx.chain_id });
+            return Err(PoolError::InvalidChainId {
+                have,
+                want: ctx.chain_id,
+            });
         }
     }
     let needed = intrinsic_gas(env, ctx.shanghai);
     if env.gas_limit() < needed {
-        return Err(PoolError::IntrinsicGas { gas: env.gas_limit(), needed });
+        return Err(PoolError::IntrinsicGas {
+            gas: env.gas_limit(),
+            needed,
+        });
     }
     if ctx.prague {
         let needed = floor_data_gas(env.input());
         if env.gas_limit() < needed {
-            return Err(PoolError::FloorDataGas { gas: env.gas_limit(), needed });
+            return Err(PoolError::FloorDataGas {
+                gas: env.gas_limit(),
+                needed,
+            });
         }
     }
     if env.max_fee_per_gas() < u128::from(ctx.base_fee) {
@@ -155,7 +176,10 @@ pub fn validate_stateless(
         });
     }
     if env.nonce() == u64::MAX {
-        return Err(PoolError::NonceMax { address: tx.signer(), nonce: env.nonce() });
+        return Err(PoolError::NonceMax {
+            address: tx.signer(),
+            nonce: env.nonce(),
+        });
     }
     if let TxEnvelope::Eip7702(signed) = env {
         if signed.tx().authorization_list.is_empty() {
@@ -173,11 +197,18 @@ pub fn validate_against_account(
     let (next, balance) = account.map(|a| (a.nonce, a.balance)).unwrap_or_default();
     let env = tx.inner();
     if env.nonce() < next {
-        return Err(PoolError::NonceTooLow { next, nonce: env.nonce() });
+        return Err(PoolError::NonceTooLow {
+            next,
+            nonce: env.nonce(),
+        });
     }
     let want = max_cost(env);
     if balance < want {
-        return Err(PoolError::InsufficientFunds { address: tx.signer(), have: balance, want });
+        return Err(PoolError::InsufficientFunds {
+            address: tx.signer(),
+            have: balance,
+            want,
+        });
     }
     Ok(())
 }
@@ -223,8 +254,14 @@ mod tests {
     #[test]
     fn decode_rejects_garbage_with_rlp_message() {
         let err = decode_raw(&[0xf8, 0x01]).unwrap_err();
-        assert!(matches!(err, PoolError::Decode(ref m) if m.starts_with("rlp: ")), "{err}");
-        assert!(matches!(decode_raw(&[0x7f, 0xc0]), Err(PoolError::TxTypeNotSupported)));
+        assert!(matches!(err, PoolError::Decode(_)), "{err}");
+        let err = decode_raw(&[0x02, 0xc1]).unwrap_err();
+        assert!(
+            matches!(err, PoolError::Decode(ref m) if m.starts_with("rlp: ")),
+            "{err}"
+        );
+        let err = decode_raw(&[0x7f, 0xc0]).unwrap_err();
+        assert!(matches!(err, PoolError::TxTypeNotSupported), "{err:?}");
         assert!(matches!(decode_raw(&[]), Err(PoolError::Decode(_))));
     }
 
