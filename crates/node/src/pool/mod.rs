@@ -233,11 +233,10 @@ impl Pool {
             .cloned();
         let mut evict = None;
         match &replaced {
-            Some(old) => {
-                if !self.bump_ok(old, &pooled) {
-                    return Err(PoolError::ReplaceUnderpriced);
-                }
+            Some(old) if !self.bump_ok(old, &pooled) => {
+                return Err(PoolError::ReplaceUnderpriced);
             }
+            Some(_) => {}
             None if inner.all.len() >= self.cfg.max_txs => {
                 let cheapest = inner.cheapest().ok_or(PoolError::PoolFull)?;
                 let new = inner.price_key(&pooled);
