@@ -1,0 +1,532 @@
+//! Behaviour tests of the pool through its public API.
+
+use std::sync::Arc;
+
+use alloy_consensus::{SignableTransaction, TxEip4844, TxEip7702, TxEnvelope};
+use alloy_eips::eip7702::Authorization;
+use alloy_primitives::{Address, Bytes, TxKind, U256};
+use alloy_signer::SignerSync;
+
+use super::{test_utils::*, Pool, PoolConfig, PoolError};
+
+fn pool() -> Pool {
+    Pool::new(PoolConfig::default()).unwrap()
+}
+
+fn nonces(txs: &[Arc<super::PooledTx>]) -> Vec<(Address, u64)> {
+    txs.iter().map(|t| (t.sender(), t.nonce())).collect()
+}
+
+#[test]
+fn accepted_transaction_is_pending_and_retrievable() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let tx = transfer(&a, 0, 10 * GWEI, GWEI);
+    let hash = p.add_raw(&encode(&tx), &state, &ctx()).unwrap();
+    assert_eq!(hash, *tx.inner().tx_hash());
+    assert_eq!(p.status(), (1, 0));
+    let got = p.get(&hash).unwrap();
+    assert_eq!(got.raw, encode(&tx));
+    assert_eq!(got.sender(), a.address());
+    assert_eq!(p.pending_nonce(a.address()), Some(1));
+    assert_eq!(p.pending_nonce(signer(2).address()), None);
+}
+
+#[test]
+fn same_transaction_twice_is_already_known() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let raw = encode(&transfer(&a, 0, 10 * GWEI, GWEI));
+    p.add_raw(&raw, &state, &ctx()).unwrap();
+    let err = p.add_raw(&raw, &state, &ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "already known");
+}
+
+#[test]
+fn nonce_too_low_is_rejected_with_geth_message() {
+    let a = signer(1);
+    let state = MemState::default();
+    state.set(a.address(), 5, U256::from(10u128.pow(20)));
+    let err = pool()
+        .add(transfer(&a, 3, 10 * GWEI, GWEI), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(err.to_string(), "nonce too low: next nonce 5, tx nonce 3");
+}
+
+#[test]
+fn insufficient_funds_is_rejected_with_geth_message() {
+    let a = signer(1);
+    let state = MemState::default();
+    state.set(a.address(), 0, U256::from(1000));
+    let err = pool()
+        .add(transfer(&a, 0, 10, 1), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "insufficient funds for gas * price + value: address {} have 1000 want 210000",
+            a.address()
+        )
+    );
+}
+
+#[test]
+fn fee_checks_use_geth_messages() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let err = p.add(transfer(&a, 0, 6, 1), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "max fee per gas less than block base fee: address {}, maxFeePerGas: 6, baseFee: 7",
+            a.address()
+        )
+    );
+    let err = p.add(transfer(&a, 0, 10, 11), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "max priority fee per gas higher than max fee per gas"
+    );
+}
+
+#[test]
+fn gas_limit_checks_use_geth_messages() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let err = p
+        .add(eip1559(&a, 0, 20_999, 10, 1, Bytes::new()), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 20999, minimum needed 21000"
+    );
+    let err = p
+        .add(
+            eip1559(&a, 0, 30_000_001, 10, 1, Bytes::new()),
+            &state,
+            &ctx(),
+        )
+        .unwrap_err();
+    assert_eq!(err.to_string(), "exceeds block gas limit");
+    // 100 non-zero bytes: intrinsic 22600, EIP-7623 floor 25000.
+    let data = Bytes::from(vec![1u8; 100]);
+    let err = p
+        .add(eip1559(&a, 0, 24_000, 10, 1, data.clone()), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "insufficient gas for floor data gas cost: gas 24000, minimum needed 25000"
+    );
+    let pre_prague = super::ValidationContext {
+        prague: false,
+        ..ctx()
+    };
+    p.add(eip1559(&a, 0, 24_000, 10, 1, data), &state, &pre_prague)
+        .unwrap();
+}
+
+#[test]
+fn create_with_too_little_gas_needs_53000() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let mut t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
+    t.to = TxKind::Create;
+    let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 21000, minimum needed 53000"
+    );
+}
+
+#[test]
+fn wrong_chain_id_is_rejected() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let mut t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
+    t.chain_id = 5;
+    let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
+    assert!(
+        err.to_string().contains("invalid chain id for signer"),
+        "{err}"
+    );
+    let err = pool()
+        .add(sign(&a, legacy_tx(0, 10, Some(5))), &state, &ctx())
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        PoolError::InvalidChainId {
+            have: 5,
+            want: CHAIN_ID
+        }
+    ));
+}
+
+#[test]
+fn legacy_without_chain_id_is_accepted() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let tx = sign(&a, legacy_tx(0, 10, None));
+    p.add_raw(&encode(&tx), &state, &ctx()).unwrap();
+    p.add_raw(
+        &encode(&sign(&a, legacy_tx(1, 10, Some(CHAIN_ID)))),
+        &state,
+        &ctx(),
+    )
+    .unwrap();
+    assert_eq!(p.status(), (2, 0));
+}
+
+#[test]
+fn blob_transactions_are_rejected() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let t = TxEip4844 {
+        chain_id: CHAIN_ID,
+        nonce: 0,
+        gas_limit: 21_000,
+        max_fee_per_gas: 10,
+        max_priority_fee_per_gas: 1,
+        to: Address::repeat_byte(1),
+        value: U256::ZERO,
+        access_list: Default::default(),
+        blob_versioned_hashes: vec![Default::default()],
+        max_fee_per_blob_gas: 1,
+        input: Bytes::new(),
+    };
+    let tx = sign(&a, t);
+    let err = pool().add_raw(&encode(&tx), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "blob transactions are not supported on this network"
+    );
+}
+
+fn set_code_tx(a: &alloy_signer_local::PrivateKeySigner, auths: usize) -> TxEip7702 {
+    let auth = Authorization {
+        chain_id: U256::from(CHAIN_ID),
+        address: Address::repeat_byte(7),
+        nonce: 1,
+    };
+    let sig = a.sign_hash_sync(&auth.signature_hash()).unwrap();
+    TxEip7702 {
+        chain_id: CHAIN_ID,
+        nonce: 0,
+        gas_limit: 100_000,
+        max_fee_per_gas: 10,
+        max_priority_fee_per_gas: 1,
+        to: Address::repeat_byte(1),
+        value: U256::ZERO,
+        access_list: Default::default(),
+        authorization_list: vec![auth.into_signed(sig); auths],
+        input: Bytes::new(),
+    }
+}
+
+#[test]
+fn set_code_transactions_need_prague_and_authorizations() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let tx = sign(&a, set_code_tx(&a, 1));
+    let pre_prague = super::ValidationContext {
+        prague: false,
+        ..ctx()
+    };
+    let err = p.add(tx.clone(), &state, &pre_prague).unwrap_err();
+    assert_eq!(err.to_string(), "transaction type not supported");
+    let err = p
+        .add(sign(&a, set_code_tx(&a, 0)), &state, &ctx())
+        .unwrap_err();
+    assert_eq!(err.to_string(), "EIP-7702 transaction with empty auth list");
+    p.add_raw(&encode(&tx), &state, &ctx()).unwrap();
+}
+
+#[test]
+fn set_code_intrinsic_gas_counts_authorizations() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let mut t = set_code_tx(&a, 2);
+    t.gas_limit = 70_999;
+    let err = pool().add(sign(&a, t), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "intrinsic gas too low: gas 70999, minimum needed 71000"
+    );
+}
+
+#[test]
+fn oversized_transactions_are_rejected() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = Pool::new(PoolConfig {
+        max_tx_size: 200,
+        ..Default::default()
+    })
+    .unwrap();
+    let tx = eip1559(&a, 0, 1_000_000, 10, 1, Bytes::from(vec![1u8; 300]));
+    let err = p.add_raw(&encode(&tx), &state, &ctx()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("oversized data: transaction size "),
+        "{err}"
+    );
+}
+
+#[test]
+fn garbage_is_a_decode_error() {
+    let state = MemState::default();
+    let err = pool().add_raw(&[0x02, 0xc0], &state, &ctx()).unwrap_err();
+    assert!(matches!(err, PoolError::Decode(_)), "{err}");
+}
+
+#[test]
+fn invalid_signature_is_invalid_sender() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let t = eip1559_tx(0, 21_000, 10, 1, Bytes::new());
+    // r = 0 is never a valid signature.
+    let sig = alloy_primitives::Signature::new(U256::ZERO, U256::from(1), false);
+    let raw =
+        alloy_eips::eip2718::Encodable2718::encoded_2718(&TxEnvelope::from(t.into_signed(sig)));
+    let err = pool().add_raw(&raw, &state, &ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "invalid sender");
+}
+
+#[test]
+fn future_nonce_queues_until_gap_closes() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let mut events = p.subscribe();
+    let t2 = transfer(&a, 2, 10, 1);
+    let t1 = transfer(&a, 1, 10, 1);
+    p.add(t2.clone(), &state, &ctx()).unwrap();
+    p.add(t1.clone(), &state, &ctx()).unwrap();
+    assert_eq!(p.status(), (0, 2));
+    assert_eq!(p.pending_nonce(a.address()), None);
+    assert!(p.best(BASE_FEE).is_empty());
+    assert!(events.try_recv().is_err());
+    let t0 = transfer(&a, 0, 10, 1);
+    p.add(t0.clone(), &state, &ctx()).unwrap();
+    assert_eq!(p.status(), (3, 0));
+    assert_eq!(p.pending_nonce(a.address()), Some(3));
+    let got: Vec<_> = std::iter::from_fn(|| events.try_recv().ok()).collect();
+    assert_eq!(
+        got,
+        vec![
+            *t0.inner().tx_hash(),
+            *t1.inner().tx_hash(),
+            *t2.inner().tx_hash()
+        ]
+    );
+    let content = p.content();
+    assert_eq!(content.pending[&a.address()].len(), 3);
+    assert!(content.queued.is_empty());
+}
+
+#[test]
+fn queued_is_promoted_when_block_closes_gap() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
+    assert_eq!(p.status(), (0, 1));
+    // Nonce 0 was included through another node: the account nonce moves to 1.
+    state.set(a.address(), 1, U256::from(10u128.pow(21)));
+    let mut events = p.subscribe();
+    p.on_new_block(&state, &ctx());
+    assert_eq!(p.status(), (1, 0));
+    assert!(events.try_recv().is_ok());
+}
+
+#[test]
+fn new_block_drops_included_and_unaffordable() {
+    let (a, b) = (signer(1), signer(2));
+    let state = MemState::funded(&[&a, &b]);
+    let p = pool();
+    let a0 = p.add(transfer(&a, 0, 10, 1), &state, &ctx()).unwrap();
+    let a1 = p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&b, 0, 10, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&b, 1, 10, 1), &state, &ctx()).unwrap();
+    state.set(a.address(), 1, U256::from(10u128.pow(21)));
+    // b can afford neither any more.
+    state.set(b.address(), 0, U256::from(1));
+    p.on_new_block(&state, &ctx());
+    assert!(p.get(&a0).is_none());
+    assert!(p.get(&a1).is_some());
+    assert_eq!(p.status(), (1, 0));
+    assert_eq!(
+        p.content().pending.keys().copied().collect::<Vec<_>>(),
+        vec![a.address()]
+    );
+}
+
+#[test]
+fn removing_a_pending_tx_demotes_later_nonces() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    p.add(transfer(&a, 0, 10, 1), &state, &ctx()).unwrap();
+    let h1 = p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&a, 2, 10, 1), &state, &ctx()).unwrap();
+    p.remove(&[h1]);
+    assert_eq!(p.status(), (1, 1));
+    assert_eq!(p.pending_nonce(a.address()), Some(1));
+    assert_eq!(nonces(&p.best(BASE_FEE)), vec![(a.address(), 0)]);
+}
+
+#[test]
+fn replacement_needs_ten_percent_bump() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let old = p.add(transfer(&a, 0, 100, 10), &state, &ctx()).unwrap();
+    for (fee, tip) in [(109, 11), (110, 10), (200, 10), (100, 100)] {
+        let err = p
+            .add(transfer(&a, 0, fee, tip), &state, &ctx())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "replacement transaction underpriced",
+            "{fee}/{tip}"
+        );
+    }
+    let new = p.add(transfer(&a, 0, 110, 11), &state, &ctx()).unwrap();
+    assert!(p.get(&old).is_none());
+    assert!(p.get(&new).is_some());
+    assert_eq!(p.status(), (1, 0));
+}
+
+#[test]
+fn best_orders_by_tip_then_nonce() {
+    let (a, b, c) = (signer(1), signer(2), signer(3));
+    let state = MemState::funded(&[&a, &b, &c]);
+    let p = pool();
+    // a: tips 5 then 50; b: tip 20, 1; c: max fee 8 at base fee 7 -> effective tip 1.
+    p.add(transfer(&a, 0, 100, 5), &state, &ctx()).unwrap();
+    p.add(transfer(&a, 1, 100, 50), &state, &ctx()).unwrap();
+    p.add(transfer(&b, 0, 100, 20), &state, &ctx()).unwrap();
+    p.add(transfer(&b, 1, 100, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&c, 0, 8, 8), &state, &ctx()).unwrap();
+    let order = nonces(&p.best(BASE_FEE));
+    assert_eq!(
+        order,
+        vec![
+            (b.address(), 0),
+            (a.address(), 0),
+            (a.address(), 1),
+            (b.address(), 1),
+            (c.address(), 0),
+        ]
+    );
+    // At a base fee of 9, c's tx cannot pay and is skipped.
+    assert!(!nonces(&p.best(9)).contains(&(c.address(), 0)));
+}
+
+#[test]
+fn best_stops_a_sender_at_a_tx_below_base_fee() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    p.add(transfer(&a, 0, 100, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&a, 1, 8, 1), &state, &ctx()).unwrap();
+    p.add(transfer(&a, 2, 100, 1), &state, &ctx()).unwrap();
+    assert_eq!(nonces(&p.best(50)), vec![(a.address(), 0)]);
+}
+
+#[test]
+fn cheapest_is_evicted_when_full() {
+    let (a, b, c, d) = (signer(1), signer(2), signer(3), signer(4));
+    let state = MemState::funded(&[&a, &b, &c, &d]);
+    let p = Pool::new(PoolConfig {
+        max_txs: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    let cheap = p.add(transfer(&a, 0, 100, 2), &state, &ctx()).unwrap();
+    let mid = p.add(transfer(&b, 0, 100, 5), &state, &ctx()).unwrap();
+    let err = p.add(transfer(&c, 0, 100, 2), &state, &ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "txpool is full");
+    let rich = p.add(transfer(&d, 0, 100, 9), &state, &ctx()).unwrap();
+    assert!(p.get(&cheap).is_none());
+    assert!(p.get(&mid).is_some() && p.get(&rich).is_some());
+    assert_eq!(p.status(), (2, 0));
+}
+
+#[test]
+fn replacement_in_a_full_pool_needs_no_eviction() {
+    let (a, b) = (signer(1), signer(2));
+    let state = MemState::funded(&[&a, &b]);
+    let p = Pool::new(PoolConfig {
+        max_txs: 2,
+        ..Default::default()
+    })
+    .unwrap();
+    p.add(transfer(&a, 0, 100, 2), &state, &ctx()).unwrap();
+    let b0 = p.add(transfer(&b, 0, 100, 5), &state, &ctx()).unwrap();
+    p.add(transfer(&a, 0, 200, 20), &state, &ctx()).unwrap();
+    assert!(p.get(&b0).is_some());
+    assert_eq!(p.status(), (2, 0));
+}
+
+#[test]
+fn journal_restores_pending_after_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = PoolConfig {
+        journal_path: Some(dir.path().join("txs.rlp")),
+        ..Default::default()
+    };
+    let (a, b) = (signer(1), signer(2));
+    let state = MemState::funded(&[&a, &b]);
+    let (a0, a1, b5);
+    {
+        let p = Pool::new(cfg.clone()).unwrap();
+        a0 = p.add(transfer(&a, 0, 100, 1), &state, &ctx()).unwrap();
+        a1 = p.add(transfer(&a, 1, 100, 1), &state, &ctx()).unwrap();
+        b5 = p.add(transfer(&b, 5, 100, 1), &state, &ctx()).unwrap();
+        // Replaced: its journal record is dead.
+        p.add(transfer(&b, 5, 200, 2), &state, &ctx()).unwrap();
+    }
+    // a0 got included meanwhile.
+    state.set(a.address(), 1, U256::from(10u128.pow(21)));
+    let p = Pool::new(cfg.clone()).unwrap();
+    assert_eq!(p.load_journal(&state, &ctx()).unwrap(), 2);
+    assert!(p.get(&a0).is_none());
+    assert!(p.get(&a1).is_some());
+    assert!(p.get(&b5).is_none());
+    assert_eq!(p.status(), (1, 1));
+    // The journal was compacted to the two survivors.
+    let mut j = super::journal::Journal::open(cfg.journal_path.as_deref().unwrap()).unwrap();
+    assert_eq!(j.read_all().unwrap().len(), 2);
+    // And a third start restores the same.
+    let p = Pool::new(cfg).unwrap();
+    assert_eq!(p.load_journal(&state, &ctx()).unwrap(), 2);
+}
+
+#[test]
+fn concurrent_adds_from_threads_are_all_accepted() {
+    let signers: Vec<_> = (1..=4).map(signer).collect();
+    let state = Arc::new(MemState::funded(&signers.iter().collect::<Vec<_>>()));
+    let p = Arc::new(pool());
+    let handles: Vec<_> = signers
+        .into_iter()
+        .map(|s| {
+            let (p, state) = (p.clone(), state.clone());
+            std::thread::spawn(move || {
+                for n in (0..10).rev() {
+                    p.add(transfer(&s, n, 100, 1), &*state, &ctx()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(p.status(), (40, 0));
+    assert_eq!(p.best(BASE_FEE).len(), 40);
+}
