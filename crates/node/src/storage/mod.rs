@@ -7,6 +7,7 @@
 
 mod codec;
 mod logs;
+mod proof;
 mod reader;
 mod write;
 

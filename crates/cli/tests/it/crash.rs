@@ -1,0 +1,118 @@
+//! `kill -9` in the middle of a transaction flood loses nothing the node acknowledged.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use jsonrpsee::{
+    core::client::ClientT,
+    http_client::{HttpClient, HttpClientBuilder},
+    rpc_params,
+};
+use l2node_node::{constants::DEV_CHAIN_ID, dev::dev_accounts};
+
+/// Senders used in parallel (dev accounts 0..SENDERS).
+const SENDERS: usize = 4;
+/// Transfers per sender; the node is killed after about half of them.
+const PER_SENDER: u64 = 250;
+
+struct Node {
+    child: Child,
+    http: HttpClient,
+}
+
+fn start(dir: &std::path::Path) -> Node {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
+        .args(["run", "--dev", "--block-time", "0", "--rpc-http-port", "0", "--rpc-ws-enabled", "false"])
+        .arg("--data-path")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start l2node");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !sent {
+                if let Some(i) = line.find("http://") {
+                    let url: String = line[i..].split_whitespace().next().unwrap().to_string();
+                    let _ = tx.send(url);
+                    sent = true;
+                }
+            }
+        }
+    });
+    let url = rx.recv_timeout(Duration::from_secs(60)).expect("node printed its HTTP address");
+    Node { child, http: HttpClientBuilder::default().request_timeout(Duration::from_secs(30)).build(url).unwrap() }
+}
+
+fn transfer(key: &PrivateKeySigner, nonce: u64) -> Bytes {
+    let tx = TxEip1559 {
+        chain_id: DEV_CHAIN_ID,
+        nonce,
+        gas_limit: 21_000,
+        max_fee_per_gas: 1_000_000_000,
+        max_priority_fee_per_gas: 0,
+        to: TxKind::Call(Address::repeat_byte(0x77)),
+        value: U256::from(1),
+        input: Bytes::new(),
+        access_list: Default::default(),
+    };
+    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    TxEnvelope::from(tx.into_signed(sig)).encoded_2718().into()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut node = start(dir.path());
+    let keys: Vec<_> = dev_accounts().into_iter().take(SENDERS).collect();
+    let raw: Vec<Vec<Bytes>> = keys.iter().map(|k| (0..PER_SENDER).map(|n| transfer(k, n)).collect()).collect();
+
+    let mut acknowledged: Vec<B256> = Vec::new();
+    let kill_after = SENDERS as u64 * PER_SENDER / 2;
+    'flood: for n in 0..PER_SENDER as usize {
+        for txs in &raw {
+            match node.http.request::<B256, _>("eth_sendRawTransaction", rpc_params![txs[n].clone()]).await {
+                Ok(hash) => acknowledged.push(hash),
+                Err(e) => panic!("transaction rejected before the crash: {e}"),
+            }
+            if acknowledged.len() as u64 == kill_after {
+                break 'flood;
+            }
+        }
+    }
+    node.child.kill().unwrap(); // SIGKILL
+    node.child.wait().unwrap();
+
+    let mut node = start(dir.path());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut missing = acknowledged.clone();
+    while !missing.is_empty() && Instant::now() < deadline {
+        let mut still = Vec::new();
+        for h in missing {
+            let r: serde_json::Value = node.http.request("eth_getTransactionReceipt", rpc_params![h]).await.unwrap();
+            if r.is_null() {
+                still.push(h);
+            } else {
+                assert_eq!(r["status"], "0x1", "{h} failed");
+            }
+        }
+        missing = still;
+        if !missing.is_empty() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    node.child.kill().unwrap();
+    node.child.wait().unwrap();
+    assert!(missing.is_empty(), "{} acknowledged transactions were lost, e.g. {}", missing.len(), missing[0]);
+}

@@ -1,0 +1,3 @@
+//! Integration tests of the `l2node` binary: real processes, real signals.
+
+mod crash;

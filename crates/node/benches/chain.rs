@@ -1,0 +1,180 @@
+//! Chain throughput: block production and import of ETH transfers and ERC-20 transfers, and
+//! cold start of a long chain. A bench binary (not criterion): it prints one line per result.
+//!
+//! `cargo bench -p l2node-node --bench chain` (env: BENCH_BLOCKS, BENCH_TXS_PER_BLOCK,
+//! BENCH_COLD_BLOCKS). `token.bin` is the init code of `e2e/contracts/Token.sol` as
+//! `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
+
+use std::{sync::Arc, time::Instant};
+
+use alloy_consensus::{
+    transaction::Recovered,
+    Block, SignableTransaction, TxEip1559, TxEnvelope,
+};
+use alloy_primitives::{Address, Bytes, TxKind, U256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
+use alloy_sol_types::{sol, SolCall};
+use l2node_node::{
+    chain::Chain,
+    chainspec::ChainSpec,
+    dev::{dev_accounts, dev_genesis, dev_sequencer},
+    executor::{self, BuildAttributes},
+    storage::Storage,
+};
+
+sol! {
+    function transfer(address to, uint256 value) returns (bool);
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn open(dir: &std::path::Path) -> Chain {
+    let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
+    Chain::open(Storage::open(&dir.join("chain.redb")).unwrap(), spec).unwrap()
+}
+
+fn sign(key: &PrivateKeySigner, nonce: u64, to: TxKind, input: Bytes, value: u64, gas: u64) -> Recovered<TxEnvelope> {
+    let tx = TxEip1559 {
+        chain_id: l2node_node::constants::DEV_CHAIN_ID,
+        nonce,
+        gas_limit: gas,
+        max_fee_per_gas: 1_000_000_000,
+        max_priority_fee_per_gas: 0,
+        to,
+        value: U256::from(value),
+        input,
+        access_list: Default::default(),
+    };
+    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    Recovered::new_unchecked(TxEnvelope::from(tx.into_signed(sig)), key.address())
+}
+
+/// Builds and commits one block from `txs` the way the miner does.
+fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
+    let head = chain.head();
+    let state = chain.storage().state_at(None).unwrap();
+    let attrs = BuildAttributes {
+        timestamp: head.header.timestamp + 1,
+        gas_limit: head.header.gas_limit,
+        ..Default::default()
+    };
+    let built = executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
+    drop(state);
+    let n = built.transactions.len();
+    chain.commit_built(built, [0u8; 32], &dev_sequencer()).unwrap();
+    n
+}
+
+fn report(what: &str, txs: usize, secs: f64) {
+    println!("{what}: {txs} txs in {secs:.3} s = {:.0} tx/s", txs as f64 / secs);
+}
+
+fn run(label: &str, blocks: usize, per_block: usize, make: &dyn Fn(&PrivateKeySigner, u64) -> Recovered<TxEnvelope>, setup: &dyn Fn(&Chain)) {
+    let keys = dev_accounts();
+    let dir = tempfile::tempdir().unwrap();
+    let chain = open(dir.path());
+    setup(&chain);
+    let first = chain.head().header.number + 1;
+    let mut nonces: Vec<u64> = keys.iter().map(|k| {
+        chain.storage().state_at(None).unwrap().account_state(k.address()).unwrap().map_or(0, |a| a.nonce)
+    }).collect();
+    // Sign everything up front: the pool has recovered senders before the miner sees a tx.
+    let batches: Vec<Vec<_>> = (0..blocks)
+        .map(|_| {
+            (0..per_block)
+                .map(|i| {
+                    let k = i % keys.len();
+                    nonces[k] += 1;
+                    make(&keys[k], nonces[k] - 1)
+                })
+                .collect()
+        })
+        .collect();
+    let start = Instant::now();
+    let mut total = 0;
+    for b in batches {
+        total += produce(&chain, b);
+    }
+    report(&format!("produce {label}"), total, start.elapsed().as_secs_f64());
+
+    // Import the same blocks into a fresh node: recover senders, execute, verify every root.
+    let blocks_to_import: Vec<Block<TxEnvelope>> = (first..=chain.head().header.number)
+        .map(|n| {
+            let b = chain.storage().block(n).unwrap().unwrap();
+            Block { header: b.header, body: b.body }
+        })
+        .collect();
+    let pre: Vec<Block<TxEnvelope>> = (1..first)
+        .map(|n| {
+            let b = chain.storage().block(n).unwrap().unwrap();
+            Block { header: b.header, body: b.body }
+        })
+        .collect();
+    let dir2 = tempfile::tempdir().unwrap();
+    let follower = open(dir2.path());
+    for b in pre {
+        follower.import(b).unwrap();
+    }
+    let start = Instant::now();
+    for b in blocks_to_import {
+        follower.import(b).unwrap();
+    }
+    report(&format!("import  {label}"), total, start.elapsed().as_secs_f64());
+    assert_eq!(follower.head().hash, chain.head().hash);
+}
+
+fn cold_start(blocks: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let chain = open(dir.path());
+        let key = &dev_accounts()[0];
+        for n in 0..blocks {
+            produce(&chain, vec![sign(key, n as u64, TxKind::Call(Address::repeat_byte(1)), Bytes::new(), 1, 21_000)]);
+        }
+    }
+    let start = Instant::now();
+    let chain = open(dir.path());
+    let opened = start.elapsed();
+    assert_eq!(chain.head().header.number, blocks as u64);
+    println!("cold start with {blocks} blocks: {:.1} ms", opened.as_secs_f64() * 1e3);
+}
+
+fn main() {
+    let blocks = env_or("BENCH_BLOCKS", 10);
+    let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
+    let sink = Address::repeat_byte(0xee);
+    run("ETH transfers", blocks, per_block, &|k, n| sign(k, n, TxKind::Call(sink), Bytes::new(), 1, 21_000), &|_| {});
+
+    let token_code: Bytes = include_str!("token.bin").trim().parse().unwrap();
+    let deployer = dev_accounts()[0].clone();
+    let token = deployer.address().create(0);
+    let init = {
+        let mut code = token_code.to_vec();
+        code.extend_from_slice(&U256::MAX.to_be_bytes::<32>());
+        Bytes::from(code)
+    };
+    let setup = |chain: &Chain| {
+        // Deploy, then give every dev account tokens to send.
+        let mut txs = vec![sign(&deployer, 0, TxKind::Create, init.clone(), 0, 3_000_000)];
+        for (i, k) in dev_accounts().iter().enumerate().skip(1) {
+            let call = transferCall { to: k.address(), value: U256::from(1u128 << 100) }.abi_encode();
+            txs.push(sign(&deployer, i as u64, TxKind::Call(token), call.into(), 0, 100_000));
+        }
+        assert_eq!(produce(chain, txs), 10);
+    };
+    run(
+        "ERC-20 transfers",
+        blocks,
+        per_block,
+        &|k, n| {
+            let to = Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
+            let call = transferCall { to, value: U256::from(1) }.abi_encode();
+            sign(k, n, TxKind::Call(token), call.into(), 0, 100_000)
+        },
+        &setup,
+    );
+    cold_start(env_or("BENCH_COLD_BLOCKS", 10_000));
+}
