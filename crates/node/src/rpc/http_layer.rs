@@ -337,7 +337,7 @@ fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {
         return false;
     };
     let name = strip_port(host).to_ascii_lowercase();
-    allowlist.iter().any(|allowed| *allowed == name)
+    allowlist.contains(&name)
 }
 
 /// `example.com:80` -> `example.com`; `[::1]:8545` -> `::1`.

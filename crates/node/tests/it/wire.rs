@@ -474,6 +474,28 @@ async fn oversized_body_is_413_with_jsonrpc_error() {
 }
 
 #[tokio::test]
+async fn oversized_chunked_body_is_413_with_jsonrpc_error() {
+    // No Content-Length: the limit must hold while the body streams in.
+    let h = start().await;
+    let mut s = TcpStream::connect(http_addr(&h)).await.unwrap();
+    let head = "POST / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+        Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+    s.write_all(head.as_bytes()).await.unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 16 * 1024, " ".repeat(16 * 1024));
+    for _ in 0..(BODY_LIMIT as usize / (16 * 1024) + 2) {
+        if s.write_all(chunk.as_bytes()).await.is_err() {
+            break;
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n").await;
+    let mut raw = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut raw)).await;
+    let rp = parse_reply(&raw);
+    assert_eq!(rp.status, 413);
+    assert_eq!(error_code(&rp.json()), -32005);
+}
+
+#[tokio::test]
 async fn oversized_response_is_32005_naming_limit() {
     let h = start().await;
     let v = post(
