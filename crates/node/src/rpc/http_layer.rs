@@ -22,7 +22,7 @@ use std::task::{Context, Poll};
 
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
 use serde_json::value::RawValue;
@@ -227,7 +227,7 @@ where
     let rp = inner
         .call(HttpRequest::from_parts(
             parts,
-            HttpBody::from(body.to_vec()),
+            HttpBody::new(Full::new(body)),
         ))
         .await?;
 
@@ -241,7 +241,7 @@ where
     };
     Ok(HttpResponse::from_parts(
         parts,
-        HttpBody::from(body.to_vec()),
+        HttpBody::new(Full::new(body)),
     ))
 }
 
