@@ -1,6 +1,9 @@
 //! The JSON-RPC layer: transports and limits (`server`, `middleware`) and thin method handlers
 //! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
 
+pub mod http_layer;
+pub mod middleware;
+pub mod server;
 mod convert;
 pub mod error;
 mod eth;
@@ -18,6 +21,7 @@ use l2node_api::{EthApiServer, EthPubSubApiServer, NetApiServer, TxpoolApiServer
 use crate::{chain::Chain, constants, pool::Pool};
 
 pub use eth::EthRpc;
+pub use server::{start_rpc_servers, RpcServerConfig, RpcServerError, RpcServerHandle};
 
 /// Method-level limits.
 #[derive(Debug, Clone)]

@@ -1,4 +1,5 @@
-//! Integration tests of the node crate: each starts a real node on port 0 in a temp dir.
+//! Integration tests of the node crate: each starts a real node (or server) on port 0.
 
 mod common;
 mod node;
+mod wire;

@@ -1,0 +1,523 @@
+//! HTTP-level tower middleware in front of jsonrpsee: host allowlist, CORS, `GET /`, 405/415/413
+//! and the request-body checks jsonrpsee gets wrong.
+//!
+//! jsonrpsee 0.26 answers several cases differently from geth and the JSON-RPC 2.0 spec, and it
+//! never shows those requests to the RPC middleware, so they are fixed here on the raw body:
+//! - invalid JSON gets HTTP 400 when the body does not start with `{`/`[`: here always HTTP 200
+//!   with `-32700` and id null, like geth;
+//! - a valid JSON value that is not an object or array gets `-32700`: here `-32600`;
+//! - an object whose `id` is an object, array, bool or not an unsigned integer parses as a
+//!   *notification* and is silently dropped: here it is answered with `-32600`, id null;
+//! - an object without `id` whose `jsonrpc` or `method` is wrong gets `-32700`: here `-32600`;
+//! - a notification answers with the body `null`: here an empty body;
+//! - an oversized body gets 413 with `-32007`: here 413 with `-32005` naming the limit and flag.
+//!
+//! Requests to rewrite are replaced by `{"id":null}`, which jsonrpsee answers with exactly the
+//! spec's `{"jsonrpc":"2.0","error":{"code":-32600,..},"id":null}`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use jsonrpsee::core::BoxError;
+use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
+use serde_json::value::RawValue;
+
+use super::middleware::{Transport, LIMIT_EXCEEDED_CODE};
+
+/// Stand-in for an entry jsonrpsee would misread: it answers it with `-32600` and id null.
+const INVALID_ENTRY: &str = r#"{"id":null}"#;
+
+/// Settings of the HTTP layer for one server.
+#[derive(Debug)]
+struct Settings {
+    transport: Transport,
+    max_request_body: u32,
+    /// Lower-cased host names; `None` = any host.
+    host_allowlist: Option<Vec<String>>,
+    /// Allowed origins; `None` = any origin; empty = CORS off.
+    cors_origins: Option<Vec<String>>,
+}
+
+/// `tower::Layer` installing [`HttpWire`].
+#[derive(Debug, Clone)]
+pub struct HttpWireLayer {
+    settings: Arc<Settings>,
+}
+
+impl HttpWireLayer {
+    /// Layer for one server. A `"*"` entry in `host_allowlist` or `cors_origins` allows any value.
+    pub fn new(
+        transport: Transport,
+        max_request_body: u32,
+        host_allowlist: &[String],
+        cors_origins: &[String],
+    ) -> Self {
+        let host_allowlist = (!host_allowlist.iter().any(|h| h == "*")).then(|| {
+            host_allowlist
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect()
+        });
+        let cors_origins = (!cors_origins.iter().any(|o| o == "*")).then(|| {
+            cors_origins
+                .iter()
+                .map(|o| o.trim_end_matches('/').to_owned())
+                .collect()
+        });
+        Self {
+            settings: Arc::new(Settings {
+                transport,
+                max_request_body,
+                host_allowlist,
+                cors_origins,
+            }),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for HttpWireLayer {
+    type Service = HttpWire<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        HttpWire {
+            inner,
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+/// The HTTP middleware; see the module docs.
+#[derive(Debug, Clone)]
+pub struct HttpWire<S> {
+    inner: S,
+    settings: Arc<Settings>,
+}
+
+type BoxFuture = Pin<Box<dyn Future<Output = Result<HttpResponse, BoxError>> + Send>>;
+
+impl<S> tower::Service<HttpRequest> for HttpWire<S>
+where
+    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = HttpResponse;
+    type Error = BoxError;
+    type Future = BoxFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: HttpRequest) -> Self::Future {
+        let settings = self.settings.clone();
+        // Take the service that was driven to readiness, leave a fresh clone behind.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(handle(settings, inner, req))
+    }
+}
+
+async fn handle<S>(
+    settings: Arc<Settings>,
+    mut inner: S,
+    req: HttpRequest,
+) -> Result<HttpResponse, BoxError>
+where
+    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>,
+{
+    if !host_allowed(&settings, req.headers()) {
+        return Ok(text(
+            StatusCode::FORBIDDEN,
+            "Host not allowed: add it to --host-allowlist (\"*\" allows any host)\n",
+        ));
+    }
+    let origin = req.headers().get(header::ORIGIN).cloned();
+    let cors_origin = origin.as_ref().and_then(|o| allowed_origin(&settings, o));
+
+    let is_ws_upgrade = jsonrpsee::server::ws::is_upgrade_request(&req);
+    let mut rp = if is_ws_upgrade {
+        if settings.transport == Transport::Ws {
+            inner.call(req).await?
+        } else {
+            text(
+                StatusCode::BAD_REQUEST,
+                "This is the l2node JSON-RPC HTTP endpoint; WebSocket connections go to the WebSocket port\n",
+            )
+        }
+    } else {
+        match *req.method() {
+            Method::OPTIONS if origin.is_some() => {
+                if cors_origin.is_none() {
+                    return Ok(text(
+                        StatusCode::FORBIDDEN,
+                        "CORS origin not allowed: add it to --rpc-http-cors-origins\n",
+                    ));
+                }
+                preflight(req.headers())
+            }
+            Method::GET | Method::HEAD if req.uri().path() == "/" => describe(settings.transport),
+            Method::POST if settings.transport == Transport::Http => {
+                if !content_type_is_json(req.headers()) {
+                    text(
+                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                        "Content-Type must be application/json\n",
+                    )
+                } else {
+                    post(&settings, inner, req).await?
+                }
+            }
+            _ => method_not_allowed(settings.transport),
+        }
+    };
+    if let Some(origin) = cors_origin {
+        let headers = rp.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.append(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    Ok(rp)
+}
+
+/// Reads, checks and forwards a JSON-RPC POST.
+async fn post<S>(
+    settings: &Settings,
+    mut inner: S,
+    req: HttpRequest,
+) -> Result<HttpResponse, BoxError>
+where
+    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>,
+{
+    let limit = settings.max_request_body;
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > u64::from(limit)) {
+        return Ok(too_large(limit));
+    }
+    let (mut parts, body) = req.into_parts();
+    let body = match Limited::new(body, limit as usize).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => {
+            return Ok(too_large(limit))
+        }
+        Err(err) => return Err(err),
+    };
+    let body = match sanitize(&body) {
+        Sanitized::Unchanged(start) => body.slice(start..),
+        Sanitized::Rewritten(body) => body.into(),
+        Sanitized::ParseError => return Ok(json(StatusCode::OK, parse_error())),
+    };
+    // jsonrpsee checks the Content-Type against a fixed list: give it the one it knows.
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    parts
+        .headers
+        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+    let rp = inner
+        .call(HttpRequest::from_parts(
+            parts,
+            HttpBody::new(Full::new(body)),
+        ))
+        .await?;
+
+    let (parts, body) = rp.into_parts();
+    let body = body.collect().await?.to_bytes();
+    // jsonrpsee answers notifications with `null`; JSON-RPC says: no response at all.
+    let body = if &body[..] == b"null" {
+        Default::default()
+    } else {
+        body
+    };
+    Ok(HttpResponse::from_parts(
+        parts,
+        HttpBody::new(Full::new(body)),
+    ))
+}
+
+/// What [`sanitize`] decided about a request body.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Sanitized {
+    /// Forward as it is, from this offset (leading whitespace skipped).
+    Unchanged(usize),
+    /// Forward this body instead.
+    Rewritten(String),
+    /// Not JSON: answer `-32700`.
+    ParseError,
+}
+
+/// Checks a request body and replaces the entries jsonrpsee would misread (see module docs).
+pub(crate) fn sanitize(body: &[u8]) -> Sanitized {
+    let start = body
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(body.len());
+    let Ok(text) = std::str::from_utf8(&body[start..]) else {
+        return Sanitized::ParseError;
+    };
+    match text.as_bytes().first() {
+        Some(b'[') => {
+            let Ok(entries) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+                return Sanitized::ParseError;
+            };
+            if entries.iter().all(|e| entry_is_sound(e)) {
+                return Sanitized::Unchanged(start);
+            }
+            let mut out = String::with_capacity(text.len());
+            out.push('[');
+            for (i, entry) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(if entry_is_sound(entry) {
+                    entry.get()
+                } else {
+                    INVALID_ENTRY
+                });
+            }
+            out.push(']');
+            Sanitized::Rewritten(out)
+        }
+        _ => match serde_json::from_str::<&RawValue>(text) {
+            Err(_) => Sanitized::ParseError,
+            Ok(value) if entry_is_sound(value) => Sanitized::Unchanged(start),
+            Ok(_) => Sanitized::Rewritten(INVALID_ENTRY.to_owned()),
+        },
+    }
+}
+
+/// Whether jsonrpsee classifies this batch entry or single request correctly by itself.
+fn entry_is_sound(entry: &RawValue) -> bool {
+    let raw = entry.get();
+    if !raw.starts_with('{') {
+        // Arrays in a batch and scalars jsonrpsee handles; a top-level scalar it calls a parse
+        // error, so rewrite it. (Nested arrays are not requests either.)
+        return false;
+    }
+    let Ok(fields) = serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(raw)
+    else {
+        return false;
+    };
+    match fields.get("id") {
+        // jsonrpsee ids are strings, unsigned integers or null; anything else would make the
+        // object parse as a notification and vanish.
+        Some(id) => {
+            let id = id.get();
+            id == "null" || id.starts_with('"') || id.parse::<u64>().is_ok()
+        }
+        // A notification: fine if it is a well-formed one; otherwise jsonrpsee says -32700.
+        None => {
+            fields.get("jsonrpc").is_some_and(|v| v.get() == r#""2.0""#)
+                && fields
+                    .get("method")
+                    .is_some_and(|m| m.get().starts_with('"'))
+        }
+    }
+}
+
+fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {
+    let Some(allowlist) = &settings.host_allowlist else {
+        return true;
+    };
+    // Browsers always send Host; a request without one cannot come from a rebinding page.
+    let Some(host) = headers.get(header::HOST) else {
+        return true;
+    };
+    let Ok(host) = host.to_str() else {
+        return false;
+    };
+    let name = strip_port(host).to_ascii_lowercase();
+    allowlist.contains(&name)
+}
+
+/// `example.com:80` -> `example.com`; `[::1]:8545` -> `::1`.
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+fn allowed_origin(settings: &Settings, origin: &HeaderValue) -> Option<HeaderValue> {
+    match &settings.cors_origins {
+        None => Some(origin.clone()),
+        Some(list) => {
+            let origin_str = origin.to_str().ok()?;
+            list.iter()
+                .any(|o| o.eq_ignore_ascii_case(origin_str))
+                .then(|| origin.clone())
+        }
+    }
+}
+
+/// Accepts `application/json` and `application/json-rpc` with any parameters (charset ...).
+fn content_type_is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.split(';').next().unwrap_or("").trim())
+        .is_some_and(|media| {
+            media.eq_ignore_ascii_case("application/json")
+                || media.eq_ignore_ascii_case("application/json-rpc")
+        })
+}
+
+fn preflight(headers: &HeaderMap) -> HttpResponse {
+    let allow_headers = headers
+        .get(header::ACCESS_CONTROL_REQUEST_HEADERS)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static("content-type"));
+    let mut rp = HttpResponse::new(HttpBody::empty());
+    *rp.status_mut() = StatusCode::NO_CONTENT;
+    let h = rp.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("POST, GET, OPTIONS"),
+    );
+    h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, allow_headers);
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    rp
+}
+
+fn describe(transport: Transport) -> HttpResponse {
+    text(
+        StatusCode::OK,
+        match transport {
+            Transport::Http => {
+                "This is an l2node JSON-RPC endpoint. POST JSON-RPC 2.0 requests to / with \
+                 Content-Type: application/json.\n"
+            }
+            Transport::Ws => {
+                "This is an l2node JSON-RPC WebSocket endpoint. Connect with a WebSocket client \
+                 and send JSON-RPC 2.0 requests as text frames.\n"
+            }
+        },
+    )
+}
+
+fn method_not_allowed(transport: Transport) -> HttpResponse {
+    let mut rp = text(
+        StatusCode::METHOD_NOT_ALLOWED,
+        match transport {
+            Transport::Http => "Method not allowed: POST JSON-RPC 2.0 requests to /\n",
+            Transport::Ws => "Method not allowed: this port speaks JSON-RPC over WebSocket only\n",
+        },
+    );
+    rp.headers_mut().insert(
+        header::ALLOW,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    rp
+}
+
+fn too_large(limit: u32) -> HttpResponse {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {
+            "code": LIMIT_EXCEEDED_CODE,
+            "message": format!(
+                "Request body exceeds the max request content length of {limit} bytes \
+                 (--rpc-http-max-request-content-length)"
+            ),
+        },
+        "id": null,
+    });
+    json(StatusCode::PAYLOAD_TOO_LARGE, body.to_string())
+}
+
+fn parse_error() -> String {
+    r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#.to_owned()
+}
+
+fn text(status: StatusCode, body: &'static str) -> HttpResponse {
+    let mut rp = HttpResponse::new(HttpBody::from(body));
+    *rp.status_mut() = status;
+    rp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    rp
+}
+
+fn json(status: StatusCode, body: String) -> HttpResponse {
+    let mut rp = HttpResponse::new(HttpBody::from(body));
+    *rp.status_mut() = status;
+    rp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    rp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sound_requests_pass_unchanged() {
+        let single = br#" {"jsonrpc":"2.0","method":"eth_blockNumber","id":1}"#;
+        assert_eq!(sanitize(single), Sanitized::Unchanged(1));
+        let batch = br#"[{"jsonrpc":"2.0","method":"a","id":"x"},{"jsonrpc":"2.0","method":"b"}]"#;
+        assert_eq!(sanitize(batch), Sanitized::Unchanged(0));
+        assert_eq!(sanitize(b"[]"), Sanitized::Unchanged(0));
+    }
+
+    #[test]
+    fn misread_entries_become_invalid_requests() {
+        let object_id = br#"{"jsonrpc":"2.0","method":"a","id":{}}"#;
+        assert_eq!(
+            sanitize(object_id),
+            Sanitized::Rewritten(INVALID_ENTRY.into())
+        );
+        let bad_method = br#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#;
+        assert_eq!(
+            sanitize(bad_method),
+            Sanitized::Rewritten(INVALID_ENTRY.into())
+        );
+        assert_eq!(sanitize(b"1"), Sanitized::Rewritten(INVALID_ENTRY.into()));
+        let batch =
+            br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"a","id":[1]}]"#;
+        assert_eq!(
+            sanitize(batch),
+            Sanitized::Rewritten(format!(
+                r#"[{{"jsonrpc":"2.0","method":"a","id":1}},{INVALID_ENTRY}]"#
+            ))
+        );
+    }
+
+    #[test]
+    fn invalid_json_is_a_parse_error() {
+        assert_eq!(sanitize(b""), Sanitized::ParseError);
+        assert_eq!(
+            sanitize(br#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#),
+            Sanitized::ParseError
+        );
+        assert_eq!(
+            sanitize(br#"[{"jsonrpc":"2.0","method":"sum"},{"jsonrpc":"2.0","method""#),
+            Sanitized::ParseError
+        );
+    }
+
+    #[test]
+    fn host_port_is_ignored() {
+        assert_eq!(strip_port("localhost:8545"), "localhost");
+        assert_eq!(strip_port("[::1]:8545"), "::1");
+        assert_eq!(strip_port("example.com"), "example.com");
+    }
+}

@@ -1,0 +1,282 @@
+//! The JSON-RPC transports: one `RpcModule` served over HTTP on one port and WebSocket on another.
+//!
+//! jsonrpsee does the protocol; `http_layer` (tower) and `middleware` (RPC) make the wire
+//! behaviour match geth and the JSON-RPC 2.0 spec where jsonrpsee's defaults differ.
+
+use std::net::SocketAddr;
+
+use jsonrpsee::core::middleware::RpcServiceBuilder;
+use jsonrpsee::server::{
+    BatchRequestConfig, IdProvider, ServerBuilder, ServerConfig, ServerHandle,
+};
+use jsonrpsee::types::SubscriptionId;
+use jsonrpsee::{Methods, RpcModule};
+
+use super::http_layer::HttpWireLayer;
+use super::middleware::{Transport, WireRulesLayer};
+use crate::constants::{
+    DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
+    DEFAULT_RPC_MAX_BATCH_SIZE, DEFAULT_RPC_MAX_CONNECTIONS, DEFAULT_RPC_MAX_REQUEST_BODY,
+    DEFAULT_RPC_MAX_RESPONSE_BODY, DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+    DEFAULT_RPC_WS_ADDR, DEFAULT_RPC_WS_MAX_MESSAGE,
+};
+
+/// Runtime configuration of the HTTP and WebSocket JSON-RPC servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcServerConfig {
+    /// Serve JSON-RPC over HTTP POST.
+    pub http_enabled: bool,
+    /// HTTP listen address; port 0 picks a free port (see [`RpcServerHandle::http_addr`]).
+    pub http_addr: SocketAddr,
+    /// Serve JSON-RPC over WebSocket (the only transport with subscriptions).
+    pub ws_enabled: bool,
+    /// WebSocket listen address; port 0 picks a free port.
+    pub ws_addr: SocketAddr,
+    /// Most requests in one batch, HTTP and WS; 1, 0 and negative values mean unlimited.
+    pub max_batch_size: i64,
+    /// Largest HTTP request body in bytes; larger bodies get HTTP 413.
+    pub max_request_body: u32,
+    /// Largest response in bytes; larger responses become a `-32005` error.
+    pub max_response_body: u32,
+    /// Most simultaneous connections, per server.
+    pub max_connections: u32,
+    /// Most live subscriptions per WebSocket connection.
+    pub max_subscriptions_per_connection: u32,
+    /// Largest WebSocket message in bytes.
+    pub ws_max_message: u32,
+    /// Host names accepted in the `Host` header (port ignored, case-insensitive); `"*"` = any.
+    pub host_allowlist: Vec<String>,
+    /// Origins allowed for browser (CORS) requests; empty = none, `"*"` = all.
+    pub cors_origins: Vec<String>,
+}
+
+impl Default for RpcServerConfig {
+    fn default() -> Self {
+        Self {
+            http_enabled: true,
+            http_addr: DEFAULT_RPC_HTTP_ADDR,
+            ws_enabled: true,
+            ws_addr: DEFAULT_RPC_WS_ADDR,
+            max_batch_size: DEFAULT_RPC_MAX_BATCH_SIZE,
+            max_request_body: DEFAULT_RPC_MAX_REQUEST_BODY,
+            max_response_body: DEFAULT_RPC_MAX_RESPONSE_BODY,
+            max_connections: DEFAULT_RPC_MAX_CONNECTIONS,
+            max_subscriptions_per_connection: DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION,
+            ws_max_message: DEFAULT_RPC_WS_MAX_MESSAGE,
+            host_allowlist: DEFAULT_RPC_HOST_ALLOWLIST
+                .iter()
+                .map(|h| h.to_string())
+                .collect(),
+            cors_origins: DEFAULT_RPC_CORS_ORIGINS
+                .iter()
+                .map(|o| o.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// Failure to start the RPC servers.
+#[derive(Debug, thiserror::Error)]
+pub enum RpcServerError {
+    /// The listen address could not be bound (in use, no permission, ...).
+    #[error("cannot listen for JSON-RPC over {transport} on {addr}: {source}")]
+    Bind {
+        /// `"HTTP"` or `"WebSocket"`.
+        transport: &'static str,
+        /// The address from the configuration.
+        addr: SocketAddr,
+        /// The socket error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Running RPC servers: their bound addresses and a way to stop them.
+#[derive(Debug, Clone)]
+pub struct RpcServerHandle {
+    /// Bound HTTP address, `None` when HTTP is disabled.
+    pub http_addr: Option<SocketAddr>,
+    /// Bound WebSocket address, `None` when WebSocket is disabled.
+    pub ws_addr: Option<SocketAddr>,
+    http: Option<ServerHandle>,
+    ws: Option<ServerHandle>,
+}
+
+impl RpcServerHandle {
+    /// Asks both servers to stop; in-flight requests finish. Stopping twice is harmless.
+    pub fn stop(&self) {
+        for handle in [&self.http, &self.ws].into_iter().flatten() {
+            let _ = handle.stop();
+        }
+    }
+
+    /// Resolves once both servers have stopped.
+    pub async fn stopped(self) {
+        if let Some(h) = self.http {
+            h.stopped().await;
+        }
+        if let Some(h) = self.ws {
+            h.stopped().await;
+        }
+    }
+}
+
+/// Subscription ids as geth and reth write them: `"0x"` + 32 random hex digits.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HexSubscriptionIdProvider;
+
+impl IdProvider for HexSubscriptionIdProvider {
+    fn next_id(&self) -> SubscriptionId<'static> {
+        SubscriptionId::Str(format!("0x{:032x}", random_u128()).into())
+    }
+}
+
+/// 128 unpredictable bits without a `rand` dependency: SipHash under the process's random keys
+/// (std's `RandomState`) of a counter is a keyed PRF, so ids do not repeat and cannot be guessed.
+fn random_u128() -> u128 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u64(salt);
+        h.finish()
+    };
+    (u128::from(half(0)) << 64) | u128::from(half(1))
+}
+
+/// Starts the enabled servers for `module`: `http_only()` on `http_addr`, `ws_only()` on
+/// `ws_addr`. Port 0 is allowed; the handle reports the bound addresses.
+pub async fn start_rpc_servers(
+    module: RpcModule<()>,
+    cfg: &RpcServerConfig,
+) -> Result<RpcServerHandle, RpcServerError> {
+    let methods: Methods = module.into();
+
+    // Bind WS first so the HTTP subscription error can name the real WebSocket address.
+    let ws = if cfg.ws_enabled {
+        let server_cfg = base_config(cfg)
+            .ws_only()
+            .max_request_body_size(cfg.ws_max_message)
+            .build();
+        let rpc = RpcServiceBuilder::new().layer(WireRulesLayer::new(
+            Transport::Ws,
+            &methods,
+            cfg.max_batch_size,
+            cfg.max_response_body,
+            None,
+        ));
+        let http = tower::ServiceBuilder::new().layer(HttpWireLayer::new(
+            Transport::Ws,
+            cfg.ws_max_message,
+            &cfg.host_allowlist,
+            &cfg.cors_origins,
+        ));
+        let server = ServerBuilder::with_config(server_cfg)
+            .set_rpc_middleware(rpc)
+            .set_http_middleware(http)
+            .build(cfg.ws_addr)
+            .await
+            .map_err(|source| RpcServerError::Bind {
+                transport: "WebSocket",
+                addr: cfg.ws_addr,
+                source,
+            })?;
+        let addr = server.local_addr().map_err(|source| RpcServerError::Bind {
+            transport: "WebSocket",
+            addr: cfg.ws_addr,
+            source,
+        })?;
+        Some((addr, server.start(methods.clone())))
+    } else {
+        None
+    };
+
+    let http = if cfg.http_enabled {
+        let server_cfg = base_config(cfg)
+            .http_only()
+            .max_request_body_size(cfg.max_request_body)
+            .build();
+        let ws_url = ws.as_ref().map(|(addr, _)| format!("ws://{addr}"));
+        let rpc = RpcServiceBuilder::new().layer(WireRulesLayer::new(
+            Transport::Http,
+            &methods,
+            cfg.max_batch_size,
+            cfg.max_response_body,
+            ws_url,
+        ));
+        let http = tower::ServiceBuilder::new().layer(HttpWireLayer::new(
+            Transport::Http,
+            cfg.max_request_body,
+            &cfg.host_allowlist,
+            &cfg.cors_origins,
+        ));
+        let bind_err = |source| RpcServerError::Bind {
+            transport: "HTTP",
+            addr: cfg.http_addr,
+            source,
+        };
+        let server = match ServerBuilder::with_config(server_cfg)
+            .set_rpc_middleware(rpc)
+            .set_http_middleware(http)
+            .build(cfg.http_addr)
+            .await
+        {
+            Ok(server) => server,
+            Err(source) => {
+                if let Some((_, handle)) = &ws {
+                    let _ = handle.stop();
+                }
+                return Err(bind_err(source));
+            }
+        };
+        let addr = server.local_addr().map_err(bind_err)?;
+        Some((addr, server.start(methods)))
+    } else {
+        None
+    };
+
+    tracing::info!(
+        http = ?http.as_ref().map(|(a, _)| a),
+        ws = ?ws.as_ref().map(|(a, _)| a),
+        "JSON-RPC servers started"
+    );
+    let (http_addr, http) = http.unzip();
+    let (ws_addr, ws) = ws.unzip();
+    Ok(RpcServerHandle {
+        http_addr,
+        ws_addr,
+        http,
+        ws,
+    })
+}
+
+/// Settings common to both servers. jsonrpsee's own batch limit is off: `WireRules` enforces it
+/// with the error code the interface wants.
+fn base_config(cfg: &RpcServerConfig) -> jsonrpsee::server::ServerConfigBuilder {
+    ServerConfig::builder()
+        .max_response_body_size(cfg.max_response_body)
+        .max_connections(cfg.max_connections)
+        .max_subscriptions_per_connection(cfg.max_subscriptions_per_connection)
+        .set_batch_request_config(BatchRequestConfig::Unlimited)
+        .set_id_provider(HexSubscriptionIdProvider)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscription_ids_are_0x_and_32_hex_digits() {
+        let SubscriptionId::Str(id) = HexSubscriptionIdProvider.next_id() else {
+            panic!("expected a string id")
+        };
+        assert_eq!(id.len(), 34);
+        assert!(id.starts_with("0x"));
+        assert!(id[2..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    }
+}
