@@ -6,7 +6,6 @@ mod logging;
 use std::{sync::Arc, time::Instant};
 
 use anyhow::Context;
-use clap::Parser;
 use l2node_node::{chainspec::ChainSpec, dev, import};
 
 use args::{Cli, Command, ImportArgs, RunArgs};

@@ -76,7 +76,8 @@ impl NodeHandle {
             m.abort();
             let _ = m.await;
         }
-        self.rpc.stop().await;
+        self.rpc.stop();
+        self.rpc.clone().stopped().await;
     }
 }
 

@@ -2,7 +2,7 @@
 
 use alloy_consensus::{
     transaction::Recovered, Block as ConsensusBlock, ReceiptEnvelope, Sealed, Transaction as _,
-    TxEnvelope, TxReceipt as _,
+    TxEnvelope,
 };
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{TxKind, U256};

@@ -1,7 +1,6 @@
 //! Fee suggestions (eth_gasPrice, eth_maxPriorityFeePerGas) and eth_feeHistory, with their
 //! standard meaning (they do not see Karma).
 
-use alloy_consensus::TxReceipt as _;
 use alloy_eips::BlockNumberOrTag;
 use alloy_rpc_types_eth::FeeHistory;
 

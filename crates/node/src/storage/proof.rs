@@ -3,7 +3,7 @@
 use alloy_primitives::{Address, B256, U256};
 use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
-use redb::{ReadOnlyTable, ReadableDatabase, ReadableTable};
+use redb::{ReadOnlyTable, ReadableDatabase};
 
 use super::{Storage, StorageError};
 use crate::trie::{self, TrieStore};

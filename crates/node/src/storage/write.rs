@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope, TxReceipt as _};
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, B256, U256};
 use redb::{ReadableTable, Table, WriteTransaction};
