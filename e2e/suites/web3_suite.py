@@ -11,6 +11,7 @@ from pathlib import Path
 
 from eth_account import Account
 from web3 import Web3
+from web3.middleware import ExtraDataToPOAMiddleware
 from web3.exceptions import ContractLogicError
 
 SUITE = "web3py"
@@ -42,6 +43,9 @@ def test(name):
 url = sys.argv[1]
 print(f"== web3.py suite against {url}")
 w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 30}))
+# Clique-sealed chains (l2node, Linea) carry a 97-byte extraData: web3.py users inject the
+# proof-of-authority middleware, as its documentation says; it is a no-op on other chains.
+w3.middleware_onion.inject(ExtraDataToPOAMiddleware, layer=0)
 accounts = json.loads((HERE / "lib" / "accounts.json").read_text())
 acct = Account.from_key(accounts[3]["privateKey"])
 OTHER = Web3.to_checksum_address(accounts[7]["address"])
