@@ -28,33 +28,33 @@ pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         t
     });
+    // With --block-time 0, pending transactions (e.g. restored from the journal) start a block
+    // right away; after that each arrival does.
+    let mut mined_last = true;
     loop {
         match ticker.as_mut() {
             Some(t) => {
                 t.tick().await;
             }
+            None if mined_last && pool.status().0 > 0 => {}
             None => match pending.recv().await {
-                Ok(_) | Err(RecvError::Lagged(_)) => {
-                    // Everything that arrived meanwhile goes into the same block.
-                    while pending.try_recv().is_ok() {}
-                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,
             },
         }
+        // Everything that arrived meanwhile goes into the same block.
+        while pending.try_recv().is_ok() {}
         let (chain2, pool2, cfg2) = (chain.clone(), pool.clone(), cfg.clone());
         let result = tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2)).await;
+        mined_last = false;
         match result {
             Ok(Ok(Some((number, txs)))) => {
+                mined_last = true;
                 tracing::info!(target: "l2node::miner", number, txs, "sealed block")
             }
             Ok(Ok(None)) => {}
             Ok(Err(e)) => tracing::error!(target: "l2node::miner", error = %e, "block production failed"),
             Err(e) => tracing::error!(target: "l2node::miner", error = %e, "block production panicked"),
-        }
-        // With --block-time 0, a transaction that arrived during building starts the next block.
-        if ticker.is_none() && pool.status().0 > 0 {
-            let (chain2, pool2, cfg2) = (chain.clone(), pool.clone(), cfg.clone());
-            let _ = tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2)).await;
         }
     }
 }
