@@ -131,7 +131,11 @@ pub struct RunArgs {
 impl Cli {
     /// Parses the command line, with options from `--config-file` placed before it.
     pub fn parse_with_config_file() -> anyhow::Result<Self> {
-        let argv: Vec<String> = std::env::args().collect();
+        Self::parse_from_with_config_file(std::env::args().collect())
+    }
+
+    /// [`Self::parse_with_config_file`] over an explicit argument list.
+    pub fn parse_from_with_config_file(argv: Vec<String>) -> anyhow::Result<Self> {
         let first = Self::parse_from(&argv);
         let Some(path) = &first.config_file else { return Ok(first) };
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
@@ -206,5 +210,50 @@ impl RunArgs {
             rpc: RpcConfig { gas_cap: self.rpc_gas_cap, max_logs_range: self.rpc_max_logs_range, ..Default::default() },
             pool: PoolConfig::default(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_args(cli: Cli) -> RunArgs {
+        match cli.command {
+            Command::Run(r) => *r,
+            Command::Import(_) => panic!("expected run"),
+        }
+    }
+
+    #[test]
+    fn config_file_sets_options_and_flags_override_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("node.toml");
+        std::fs::write(&path, "dev = true\nrpc-http-port = 9545\nblock-time = 0\nhost-allowlist = [\"a\", \"b\"]\n").unwrap();
+        let argv = |extra: &[&str]| {
+            let mut v: Vec<String> = ["l2node", "run", "--config-file", path.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+            v.extend(extra.iter().map(|s| s.to_string()));
+            v
+        };
+        let r = run_args(Cli::parse_from_with_config_file(argv(&[])).unwrap());
+        assert!(r.dev);
+        assert_eq!(r.rpc_http_port, 9545);
+        assert_eq!(r.block_time, 0);
+        assert_eq!(r.host_allowlist, vec!["a", "b"]);
+        let r = run_args(Cli::parse_from_with_config_file(argv(&["--rpc-http-port", "7000"])).unwrap());
+        assert_eq!(r.rpc_http_port, 7000);
+    }
+
+    #[test]
+    fn negative_batch_size_means_unlimited_and_parses() {
+        let r = run_args(Cli::parse_from(["l2node", "run", "--dev", "--rpc-http-max-batch-size", "-1"]));
+        assert_eq!(r.rpc_http_max_batch_size, -1);
+    }
+
+    #[test]
+    fn dev_config_has_the_dev_signer_and_chain() {
+        let cfg = run_args(Cli::parse_from(["l2node", "run", "--dev"])).into_config().unwrap();
+        assert_eq!(cfg.spec.chain_id, c::DEV_CHAIN_ID);
+        assert_eq!(cfg.signer.unwrap().address(), dev::dev_sequencer().address());
+        assert_eq!(cfg.rpc_server.http_addr.port(), 8545);
     }
 }
