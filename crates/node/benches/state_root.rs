@@ -34,7 +34,11 @@ fn change(index: u64, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
         info: Some(AccountState {
             nonce,
             balance: U256::from(index) * U256::from(1_000_000_007u64),
-            code_hash: if storage.is_empty() { KECCAK_EMPTY } else { B256::repeat_byte(0xc0) },
+            code_hash: if storage.is_empty() {
+                KECCAK_EMPTY
+            } else {
+                B256::repeat_byte(0xc0)
+            },
         }),
         new_code: None,
         storage_wiped: false,
@@ -44,8 +48,10 @@ fn change(index: u64, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
 
 /// Base account `index`: every tenth one is a contract with four storage slots.
 fn base_account(index: u64) -> AccountChange {
-    let storage = if index % 10 == 0 {
-        (0..4u64).map(|s| (U256::from(s), U256::from(index + s + 1))).collect()
+    let storage = if index.is_multiple_of(10) {
+        (0..4u64)
+            .map(|s| (U256::from(s), U256::from(index + s + 1)))
+            .collect()
     } else {
         Vec::new()
     };
@@ -57,12 +63,22 @@ fn base_account(index: u64) -> AccountChange {
 fn block(rng: &mut StdRng, existing: u64) -> Vec<AccountChange> {
     let mut changes = Vec::with_capacity(BLOCK_ACCOUNTS);
     for _ in 0..700 {
-        changes.push(change(rng.gen_range(0..existing), rng.gen_range(2..100), Vec::new()));
+        changes.push(change(
+            rng.gen_range(0..existing),
+            rng.gen_range(2..100),
+            Vec::new(),
+        ));
     }
     for _ in 0..100 {
         let index = rng.gen_range(0..existing / 10) * 10;
-        let storage =
-            (0..3).map(|_| (U256::from(rng.gen_range(0..8u64)), U256::from(rng.gen::<u64>()))).collect();
+        let storage = (0..3)
+            .map(|_| {
+                (
+                    U256::from(rng.gen_range(0..8u64)),
+                    U256::from(rng.gen::<u64>()),
+                )
+            })
+            .collect();
         changes.push(change(index, 7, storage));
     }
     for _ in 0..200 {
@@ -93,13 +109,19 @@ fn build_base(db: &Database, accounts: u64) {
 fn sizes() -> Vec<u64> {
     std::env::var("TRIE_BENCH_SIZES")
         .ok()
-        .map(|s| s.split(',').map(|n| n.trim().parse().expect("size")).collect())
+        .map(|s| {
+            s.split(',')
+                .map(|n| n.trim().parse().expect("size"))
+                .collect()
+        })
         .unwrap_or_else(|| vec![10_000, 100_000, 1_000_000])
 }
 
 fn apply_block_redb(c: &mut Criterion) {
     let mut group = c.benchmark_group("apply_changes_1000_accounts_redb");
-    group.sample_size(10).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
     for accounts in sizes() {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::create(dir.path().join("trie.redb")).unwrap();
@@ -110,7 +132,10 @@ fn apply_block_redb(c: &mut Criterion) {
             let table = tx.open_table(TRIE_NODES).unwrap();
             state_root(&table).unwrap()
         };
-        eprintln!("base state of {accounts} accounts built in {:?} (root {root})", started.elapsed());
+        eprintln!(
+            "base state of {accounts} accounts built in {:?} (root {root})",
+            started.elapsed()
+        );
         let mut rng = StdRng::seed_from_u64(accounts);
         group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
             b.iter_custom(|iters| {

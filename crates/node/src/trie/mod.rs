@@ -51,12 +51,20 @@ fn storage_prefix(hashed_address: &B256) -> [u8; 33] {
 
 /// RLP of the account leaf `[nonce, balance, storageRoot, codeHash]`.
 fn encode_account(info: &AccountState, storage_root: B256) -> Vec<u8> {
-    alloy_rlp::encode(TrieAccount::new(info.nonce, info.balance, storage_root, info.code_hash))
+    alloy_rlp::encode(TrieAccount::new(
+        info.nonce,
+        info.balance,
+        storage_root,
+        info.code_hash,
+    ))
 }
 
 /// Storage-trie key and leaf value of a slot write (`None` deletes: the value is zero).
 fn slot_update(slot: U256, value: U256) -> (B256, Option<Vec<u8>>) {
-    (keccak256(slot.to_be_bytes::<32>()), (!value.is_zero()).then(|| alloy_rlp::encode(value)))
+    (
+        keccak256(slot.to_be_bytes::<32>()),
+        (!value.is_zero()).then(|| alloy_rlp::encode(value)),
+    )
 }
 
 /// Apply one block's changes (accounts sorted by address or not — handle both) and return the new state root.
@@ -68,8 +76,10 @@ pub fn apply_changes<S: TrieStore>(
     store: &mut S,
     changes: &[AccountChange],
 ) -> Result<B256, StorageError> {
-    let mut ordered: Vec<(B256, &AccountChange)> =
-        changes.iter().map(|change| (keccak256(change.address), change)).collect();
+    let mut ordered: Vec<(B256, &AccountChange)> = changes
+        .iter()
+        .map(|change| (keccak256(change.address), change))
+        .collect();
     // Stable: changes for one address keep their order.
     ordered.sort_by_key(|(hashed, _)| *hashed);
     let mut account_updates = Vec::with_capacity(ordered.len());
@@ -81,7 +91,10 @@ pub fn apply_changes<S: TrieStore>(
         let leaf = match &change.info {
             None => None,
             Some(info) => {
-                let slots = change.storage.iter().map(|(slot, value)| slot_update(*slot, *value));
+                let slots = change
+                    .storage
+                    .iter()
+                    .map(|(slot, value)| slot_update(*slot, *value));
                 let storage_root =
                     TrieUpdater::new(&mut *store, &prefix).apply(&prepare(slots.collect()))?;
                 Some(encode_account(info, storage_root))
@@ -126,9 +139,15 @@ pub fn state_root_from_scratch(
             let (key, leaf) = slot_update(slot, value);
             slots.insert(key, leaf);
         }
-        let slots: Vec<_> = slots.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect();
-        let storage_root =
-            if slots.is_empty() { EMPTY_ROOT_HASH } else { root_from_scratch(slots) };
+        let slots: Vec<_> = slots
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
+        let storage_root = if slots.is_empty() {
+            EMPTY_ROOT_HASH
+        } else {
+            root_from_scratch(slots)
+        };
         by_key.insert(keccak256(address), encode_account(&info, storage_root));
     }
     root_from_scratch(by_key.into_iter().collect())
@@ -144,11 +163,14 @@ mod tests {
 
     use super::{update::tests::walk_trie, *};
 
+    type GenesisAccount = (Address, AccountState, Vec<(U256, U256)>);
     type Model = BTreeMap<Address, (AccountState, BTreeMap<U256, U256>)>;
 
     fn scratch(model: &Model) -> B256 {
         state_root_from_scratch(
-            model.iter().map(|(a, (info, slots))| (*a, *info, slots.clone().into_iter().collect())),
+            model
+                .iter()
+                .map(|(a, (info, slots))| (*a, *info, slots.clone().into_iter().collect())),
         )
     }
 
@@ -208,18 +230,34 @@ mod tests {
                 storage: vec![],
             };
         }
-        let balance = if rng.gen_bool(0.5) { U256::from(rng.gen::<u8>()) } else { U256::from(rng.gen::<u128>()) };
-        let code_hash = if rng.gen_bool(0.7) { KECCAK_EMPTY } else { B256::from(U256::from(rng.gen::<u64>())) };
+        let balance = if rng.gen_bool(0.5) {
+            U256::from(rng.gen::<u8>())
+        } else {
+            U256::from(rng.gen::<u128>())
+        };
+        let code_hash = if rng.gen_bool(0.7) {
+            KECCAK_EMPTY
+        } else {
+            B256::from(U256::from(rng.gen::<u64>()))
+        };
         let storage = (0..rng.gen_range(0..6))
             .map(|_| {
                 let slot = U256::from(rng.gen_range(0..40u64));
-                let value = if rng.gen_bool(0.3) { U256::ZERO } else { U256::from(rng.gen_range(1..1000u64)) };
+                let value = if rng.gen_bool(0.3) {
+                    U256::ZERO
+                } else {
+                    U256::from(rng.gen_range(1..1000u64))
+                };
                 (slot, value)
             })
             .collect();
         AccountChange {
             address,
-            info: Some(AccountState { nonce: rng.gen_range(0..5), balance, code_hash }),
+            info: Some(AccountState {
+                nonce: rng.gen_range(0..5),
+                balance,
+                code_hash,
+            }),
             new_code: None,
             storage_wiped: rng.gen_bool(0.1),
             storage,
@@ -227,13 +265,20 @@ mod tests {
     }
 
     #[test]
-    fn incremental_root_equals_from_scratch_over_random_blocks_and_deleting_all_empties_the_store() {
+    fn incremental_root_equals_from_scratch_over_random_blocks_and_deleting_all_empties_the_store()
+    {
         let mut rng = StdRng::seed_from_u64(42);
-        let pool: Vec<Address> = (0..300u64).map(|i| Address::from_word(B256::from(U256::from(i)))).collect();
+        let pool: Vec<Address> = (0..300u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
         let mut store = MemoryTrieStore::new();
         let mut model = Model::new();
         for step in 0..400 {
-            let count = if step % 50 == 0 { 120 } else { rng.gen_range(1..12) };
+            let count = if step % 50 == 0 {
+                120
+            } else {
+                rng.gen_range(1..12)
+            };
             let mut changes: Vec<_> = (0..count).map(|_| random_change(&mut rng, &pool)).collect();
             if rng.gen_bool(0.5) {
                 changes.sort_by_key(|c| c.address);
@@ -245,9 +290,14 @@ mod tests {
             assert_eq!(root, scratch(&model), "step {step}");
             assert_eq!(state_root(&store).unwrap(), root);
             for change in &changes {
-                let expected =
-                    model.get(&change.address).map_or(EMPTY_ROOT_HASH, |(_, s)| scratch_storage_root(s));
-                assert_eq!(storage_root(&store, change.address).unwrap(), expected, "step {step}");
+                let expected = model
+                    .get(&change.address)
+                    .map_or(EMPTY_ROOT_HASH, |(_, s)| scratch_storage_root(s));
+                assert_eq!(
+                    storage_root(&store, change.address).unwrap(),
+                    expected,
+                    "step {step}"
+                );
             }
             if step % 20 == 0 {
                 assert_no_stale_nodes(&store);
@@ -264,7 +314,10 @@ mod tests {
                 storage: vec![],
             })
             .collect();
-        assert_eq!(apply_changes(&mut store, &deletes).unwrap(), EMPTY_ROOT_HASH);
+        assert_eq!(
+            apply_changes(&mut store, &deletes).unwrap(),
+            EMPTY_ROOT_HASH
+        );
         assert_eq!(state_root(&store).unwrap(), EMPTY_ROOT_HASH);
         assert!(store.is_empty());
     }
@@ -278,7 +331,7 @@ mod tests {
     }
 
     /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
-    fn genesis_accounts(name: &str) -> (Vec<(Address, AccountState, Vec<(U256, U256)>)>, B256) {
+    fn genesis_accounts(name: &str) -> (Vec<GenesisAccount>, B256) {
         let path = format!(
             "{}/../../../shared/fixtures/genesis/{name}.json",
             env!("CARGO_MANIFEST_DIR")
@@ -309,14 +362,26 @@ mod tests {
                         .collect()
                 })
                 .unwrap_or_default();
-            accounts.push((address, AccountState { nonce, balance, code_hash }, storage));
+            accounts.push((
+                address,
+                AccountState {
+                    nonce,
+                    balance,
+                    code_hash,
+                },
+                storage,
+            ));
         }
         (accounts, root)
     }
 
     fn check_genesis(name: &str) {
         let (accounts, expected) = genesis_accounts(name);
-        assert_eq!(state_root_from_scratch(accounts.clone()), expected, "{name} from scratch");
+        assert_eq!(
+            state_root_from_scratch(accounts.clone()),
+            expected,
+            "{name} from scratch"
+        );
         let changes: Vec<_> = accounts
             .into_iter()
             .map(|(address, info, storage)| AccountChange {
@@ -328,7 +393,11 @@ mod tests {
             })
             .collect();
         let mut store = MemoryTrieStore::new();
-        assert_eq!(apply_changes(&mut store, &changes).unwrap(), expected, "{name} incremental");
+        assert_eq!(
+            apply_changes(&mut store, &changes).unwrap(),
+            expected,
+            "{name} incremental"
+        );
         // Applied again in small blocks onto a fresh store, in reverse order.
         let mut store = MemoryTrieStore::new();
         let mut root = EMPTY_ROOT_HASH;
@@ -356,7 +425,9 @@ mod tests {
     #[test]
     fn account_and_storage_proofs_verify_against_the_roots() {
         let mut rng = StdRng::seed_from_u64(3);
-        let pool: Vec<Address> = (0..200u64).map(|i| Address::from_word(B256::from(U256::from(i)))).collect();
+        let pool: Vec<Address> = (0..200u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
         let mut store = MemoryTrieStore::new();
         let mut model = Model::new();
         for _ in 0..20 {
@@ -370,15 +441,21 @@ mod tests {
         for address in pool.iter().copied().chain([absent]) {
             let proof = account_proof(&store, address, &slots).unwrap();
             let key = Nibbles::unpack(keccak256(address));
-            let expected = model.get(&address).map(|(info, slots)| {
-                encode_account(info, scratch_storage_root(slots))
-            });
-            assert_eq!(proof.account.map(|a| alloy_rlp::encode(a)), expected);
+            let expected = model
+                .get(&address)
+                .map(|(info, slots)| encode_account(info, scratch_storage_root(slots)));
+            assert_eq!(proof.account.map(alloy_rlp::encode), expected);
             verify_proof(root, key, expected, &proof.account_proof).unwrap();
-            let storage = model.get(&address).map(|(_, s)| s.clone()).unwrap_or_default();
+            let storage = model
+                .get(&address)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default();
             assert_eq!(proof.storage_root, scratch_storage_root(&storage));
             for slot_proof in &proof.storage_proofs {
-                let value = storage.get(&U256::from_be_bytes(slot_proof.slot.0)).copied().unwrap_or_default();
+                let value = storage
+                    .get(&U256::from_be_bytes(slot_proof.slot.0))
+                    .copied()
+                    .unwrap_or_default();
                 assert_eq!(slot_proof.value, value);
                 let expected = (!value.is_zero()).then(|| alloy_rlp::encode(value));
                 let key = Nibbles::unpack(keccak256(slot_proof.slot));
@@ -386,8 +463,13 @@ mod tests {
             }
         }
         let empty = account_proof(&MemoryTrieStore::new(), absent, &slots[..1]).unwrap();
-        verify_proof(EMPTY_ROOT_HASH, Nibbles::unpack(keccak256(absent)), None, &empty.account_proof)
-            .unwrap();
+        verify_proof(
+            EMPTY_ROOT_HASH,
+            Nibbles::unpack(keccak256(absent)),
+            None,
+            &empty.account_proof,
+        )
+        .unwrap();
     }
 
     #[test]
@@ -395,7 +477,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trie.redb");
         let mut rng = StdRng::seed_from_u64(9);
-        let pool: Vec<Address> = (0..150u64).map(|i| Address::from_word(B256::from(U256::from(i)))).collect();
+        let pool: Vec<Address> = (0..150u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
         let mut memory = MemoryTrieStore::new();
         let mut last = EMPTY_ROOT_HASH;
         for _ in 0..3 {
@@ -425,7 +509,89 @@ mod tests {
                 (k.value().to_vec(), v.value().to_vec())
             })
             .collect();
-        let in_memory: Vec<_> = memory.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        let in_memory: Vec<_> = memory
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
         assert_eq!(stored, in_memory);
+    }
+
+    /// Counts store operations of the wrapped store.
+    struct CountingStore<'a> {
+        inner: &'a mut MemoryTrieStore,
+        reads: std::cell::Cell<usize>,
+        ops: usize,
+    }
+
+    impl TrieStore for CountingStore<'_> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+            self.reads.set(self.reads.get() + 1);
+            self.inner.get(key)
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+            self.ops += 1;
+            self.inner.put(key, value)
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+            self.ops += 1;
+            self.inner.delete(key)
+        }
+        fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+            self.ops += 1;
+            self.inner.delete_prefix(prefix)
+        }
+    }
+
+    /// Store reads and writes of one 100-account block on top of `base` accounts.
+    fn block_store_ops(base: u64) -> (usize, usize) {
+        let account = |i: u64, nonce: u64| AccountChange {
+            address: Address::from_word(keccak256(i.to_be_bytes())),
+            info: Some(AccountState {
+                nonce,
+                balance: U256::from(i),
+                code_hash: KECCAK_EMPTY,
+            }),
+            new_code: None,
+            storage_wiped: false,
+            storage: vec![],
+        };
+        let mut store = MemoryTrieStore::new();
+        apply_changes(
+            &mut store,
+            &(0..base).map(|i| account(i, 1)).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let block: Vec<_> = (0..100).map(|i| account(i * (base / 100), 2)).collect();
+        let mut counting = CountingStore {
+            inner: &mut store,
+            reads: Default::default(),
+            ops: 0,
+        };
+        apply_changes(&mut counting, &block).unwrap();
+        (counting.reads.get(), counting.ops)
+    }
+
+    #[test]
+    fn block_store_ops_grow_with_touched_accounts_not_state_size() {
+        let (small_reads, small_writes) = block_store_ops(1_000);
+        let (large_reads, large_writes) = block_store_ops(30_000);
+        // Only nodes on the 100 touched paths are read and rewritten: about the trie depth (3 to
+        // 5 here) per account, plus one storage-root read each.
+        assert!(
+            large_writes <= 100 * 6,
+            "{large_writes} writes for 100 accounts"
+        );
+        assert!(
+            large_reads <= 100 * 7,
+            "{large_reads} reads for 100 accounts"
+        );
+        assert!(
+            large_writes < small_writes * 2,
+            "writes: {small_writes} vs {large_writes}"
+        );
+        assert!(
+            large_reads < small_reads * 2,
+            "reads: {small_reads} vs {large_reads}"
+        );
     }
 }

@@ -72,13 +72,22 @@ impl Node {
 
     /// Decode a node from its RLP.
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
-        let corrupt = |reason: String| StorageError::Corrupt { table: TABLE, reason };
+        let corrupt = |reason: String| StorageError::Corrupt {
+            table: TABLE,
+            reason,
+        };
         let node = TrieNode::decode(&mut &bytes[..]).map_err(|e| corrupt(e.to_string()))?;
         Ok(match node {
-            TrieNode::Leaf(leaf) => Self::Leaf { key: leaf.key, value: leaf.value },
-            TrieNode::Extension(ext) => Self::Extension { key: ext.key, child: ext.child },
+            TrieNode::Leaf(leaf) => Self::Leaf {
+                key: leaf.key,
+                value: leaf.value,
+            },
+            TrieNode::Extension(ext) => Self::Extension {
+                key: ext.key,
+                child: ext.child,
+            },
             TrieNode::Branch(branch) => {
-                let mut children: Box<[Option<RlpNode>; 16]> = Box::new(Default::default());
+                let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
                 let mut stack = branch.stack.into_iter();
                 for (i, slot) in children.iter_mut().enumerate() {
                     if branch.state_mask.is_bit_set(i as u8) {
@@ -103,7 +112,10 @@ mod tests {
 
     #[test]
     fn nodes_roundtrip_through_rlp() {
-        let leaf = Node::Leaf { key: Nibbles::from_nibbles([1, 2, 3]), value: vec![0x42] };
+        let leaf = Node::Leaf {
+            key: Nibbles::from_nibbles([1, 2, 3]),
+            value: vec![0x42],
+        };
         let ext = Node::Extension {
             key: Nibbles::from_nibbles([5]),
             child: RlpNode::word_rlp(&B256::repeat_byte(7)),

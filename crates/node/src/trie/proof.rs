@@ -69,9 +69,18 @@ pub fn account_proof<S: TrieStore>(
             })
             .transpose()?
             .unwrap_or_default();
-        storage_proofs.push(StorageProofNodes { slot: *slot, value, proof });
+        storage_proofs.push(StorageProofNodes {
+            slot: *slot,
+            value,
+            proof,
+        });
     }
-    Ok(AccountProofNodes { account, storage_root, account_proof, storage_proofs })
+    Ok(AccountProofNodes {
+        account,
+        storage_root,
+        account_proof,
+        storage_proofs,
+    })
 }
 
 /// Nodes on the path to `key` (root first, embedded nodes skipped) and the leaf value if found.
@@ -82,7 +91,9 @@ fn path_proof<S: TrieStore>(
 ) -> Result<(Vec<Bytes>, Option<Vec<u8>>), StorageError> {
     let mut proof = Vec::new();
     let mut path = Nibbles::new();
-    let Some(mut rlp) = store.get(prefix)? else { return Ok((proof, None)) };
+    let Some(mut rlp) = store.get(prefix)? else {
+        return Ok((proof, None));
+    };
     proof.push(Bytes::from(rlp.clone()));
     loop {
         let next_ref = match Node::decode(&rlp)? {
@@ -105,10 +116,12 @@ fn path_proof<S: TrieStore>(
                 child
             }
         };
-        rlp = store.get(&node_key(prefix, &path))?.ok_or_else(|| StorageError::Corrupt {
-            table: TABLE,
-            reason: format!("missing trie node at path {path:?}"),
-        })?;
+        rlp = store
+            .get(&node_key(prefix, &path))?
+            .ok_or_else(|| StorageError::Corrupt {
+                table: TABLE,
+                reason: format!("missing trie node at path {path:?}"),
+            })?;
         if next_ref.is_hash() {
             proof.push(Bytes::from(rlp.clone()));
         }

@@ -87,7 +87,9 @@ fn db_err(err: impl std::fmt::Display) -> StorageError {
 /// redb-backed store over a table opened inside the caller's write transaction.
 impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(ReadableTable::get(self, key).map_err(db_err)?.map(|v| v.value().to_vec()))
+        Ok(ReadableTable::get(self, key)
+            .map_err(db_err)?
+            .map(|v| v.value().to_vec()))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {

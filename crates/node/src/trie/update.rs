@@ -52,7 +52,9 @@ pub(crate) fn trie_root<S: TrieStore + ?Sized>(
     store: &S,
     prefix: &[u8],
 ) -> Result<B256, StorageError> {
-    Ok(store.get(prefix)?.map_or(EMPTY_ROOT_HASH, |rlp| root_hash(&rlp)))
+    Ok(store
+        .get(prefix)?
+        .map_or(EMPTY_ROOT_HASH, |rlp| root_hash(&rlp)))
 }
 
 /// Load the node at `path`, if any.
@@ -61,7 +63,10 @@ pub(crate) fn load<S: TrieStore + ?Sized>(
     prefix: &[u8],
     path: &Nibbles,
 ) -> Result<Option<Node>, StorageError> {
-    store.get(&node_key(prefix, path))?.map(|rlp| Node::decode(&rlp)).transpose()
+    store
+        .get(&node_key(prefix, path))?
+        .map(|rlp| Node::decode(&rlp))
+        .transpose()
 }
 
 /// Applies update batches to one trie (the account trie or one storage trie).
@@ -187,7 +192,11 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         let child_ref = if split + 1 == key.len() {
             child
         } else {
-            let rest = Node::Extension { key: key.slice(split + 1..), child }.encode();
+            let rest = Node::Extension {
+                key: key.slice(split + 1..),
+                child,
+            }
+            .encode();
             self.put(&child_path, &rest.rlp)?;
             rest.node_ref
         };
@@ -217,15 +226,24 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             Some(branch @ Node::Branch { .. }) => {
                 let enc = branch.encode();
                 self.put(&child_path, &enc.rlp)?;
-                Some(Node::Extension { key, child: enc.node_ref })
+                Some(Node::Extension {
+                    key,
+                    child: enc.node_ref,
+                })
             }
             Some(Node::Leaf { key: rest, value }) => {
                 self.delete(&child_path)?;
-                Some(Node::Leaf { key: key.join(&rest), value })
+                Some(Node::Leaf {
+                    key: key.join(&rest),
+                    value,
+                })
             }
             Some(Node::Extension { key: rest, child }) => {
                 self.delete(&child_path)?;
-                Some(Node::Extension { key: key.join(&rest), child })
+                Some(Node::Extension {
+                    key: key.join(&rest),
+                    child,
+                })
             }
         })
     }
@@ -249,7 +267,11 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             let mut child_path = path;
             child_path.push(nibble);
             let existed = children[nibble as usize].is_some();
-            let existing = if existed { Some(self.load_existing(&child_path)?) } else { None };
+            let existing = if existed {
+                Some(self.load_existing(&child_path)?)
+            } else {
+                None
+            };
             match self.update(child_path, existing, &updates[start..end])? {
                 Some(node) => {
                     let enc = node.encode();
@@ -291,11 +313,17 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         Ok(Some(match child {
             Node::Leaf { key, value } => {
                 self.delete(&child_path)?;
-                Node::Leaf { key: head.join(&key), value }
+                Node::Leaf {
+                    key: head.join(&key),
+                    value,
+                }
             }
             Node::Extension { key, child } => {
                 self.delete(&child_path)?;
-                Node::Extension { key: head.join(&key), child }
+                Node::Extension {
+                    key: head.join(&key),
+                    child,
+                }
             }
             Node::Branch { .. } => {
                 if let Some(rlp) = rlp {
@@ -316,7 +344,10 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         let depth = path.len();
         match inserts {
             [] => Ok(None),
-            [(key, value)] => Ok(Some(Node::Leaf { key: key.slice(depth..), value: value.to_vec() })),
+            [(key, value)] => Ok(Some(Node::Leaf {
+                key: key.slice(depth..),
+                value: value.to_vec(),
+            })),
             [(first, _), .., (last, _)] => {
                 let shared = first.common_prefix_length(last);
                 if shared == depth {
@@ -325,7 +356,10 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 let branch_path = first.slice(..shared);
                 let branch = self.build_branch(branch_path, inserts)?.encode();
                 self.put(&branch_path, &branch.rlp)?;
-                Ok(Some(Node::Extension { key: first.slice(depth..shared), child: branch.node_ref }))
+                Ok(Some(Node::Extension {
+                    key: first.slice(depth..shared),
+                    child: branch.node_ref,
+                }))
             }
         }
     }
@@ -367,12 +401,12 @@ pub(crate) mod tests {
     use super::*;
     use crate::trie::MemoryTrieStore;
 
+    /// Store keys of reachable nodes and `(full key, value)` of every leaf.
+    pub(crate) type Walked = (BTreeSet<Vec<u8>>, Vec<(B256, Vec<u8>)>);
+
     /// Walk the trie under `prefix` checking every parent reference against the stored child;
     /// returns the store keys of all reachable nodes and the full keys of all leaves.
-    pub(crate) fn walk_trie<S: TrieStore>(
-        store: &S,
-        prefix: &[u8],
-    ) -> (BTreeSet<Vec<u8>>, Vec<(B256, Vec<u8>)>) {
+    pub(crate) fn walk_trie<S: TrieStore>(store: &S, prefix: &[u8]) -> Walked {
         fn walk<S: TrieStore>(
             store: &S,
             prefix: &[u8],
@@ -384,7 +418,11 @@ pub(crate) mod tests {
             let key = node_key(prefix, &path);
             let rlp = store.get(&key).unwrap().expect("reachable node is stored");
             if let Some(expected) = expected {
-                assert_eq!(&RlpNode::from_rlp(&rlp), expected, "stale reference at {path:?}");
+                assert_eq!(
+                    &RlpNode::from_rlp(&rlp),
+                    expected,
+                    "stale reference at {path:?}"
+                );
             }
             nodes.insert(key);
             match Node::decode(&rlp).unwrap() {
@@ -396,7 +434,10 @@ pub(crate) mod tests {
                     walk(store, prefix, path.join(&key), Some(&child), nodes, leaves);
                 }
                 Node::Branch { children } => {
-                    assert!(children.iter().flatten().count() >= 2, "branch with < 2 children");
+                    assert!(
+                        children.iter().flatten().count() >= 2,
+                        "branch with < 2 children"
+                    );
                     for (i, child) in children.iter().enumerate() {
                         if let Some(child) = child {
                             let mut child_path = path;
@@ -429,7 +470,11 @@ pub(crate) mod tests {
         let mut key = [0u8; 32];
         let depth = rng.gen_range(0..32);
         for (i, byte) in key.iter_mut().enumerate() {
-            *byte = if i < depth { [0x00, 0x01, 0x10][rng.gen_range(0..3)] } else { 0 };
+            *byte = if i < depth {
+                [0x00, 0x01, 0x10][rng.gen_range(0..3)]
+            } else {
+                0
+            };
         }
         key[31] = [0x00, 0x01, 0x02, 0x10, 0x20, 0xff][rng.gen_range(0..6)];
         if rng.gen_bool(0.3) {
@@ -444,6 +489,7 @@ pub(crate) mod tests {
         let mut store = MemoryTrieStore::new();
         let mut model = BTreeMap::new();
         let prefix = [0x05u8];
+        let mut embedded_seen = 0;
         for step in 0..400 {
             let mut batch = Vec::new();
             for _ in 0..rng.gen_range(1..12) {
@@ -455,8 +501,16 @@ pub(crate) mod tests {
                 let value = if rng.gen_bool(0.35) {
                     None
                 } else {
-                    let len = if rng.gen_bool(0.7) { 1 } else { rng.gen_range(2..40) };
-                    Some((0..len).map(|_| rng.gen_range(1..=255u8)).collect::<Vec<u8>>())
+                    let len = if rng.gen_bool(0.7) {
+                        1
+                    } else {
+                        rng.gen_range(2..40)
+                    };
+                    Some(
+                        (0..len)
+                            .map(|_| rng.gen_range(1..=255u8))
+                            .collect::<Vec<u8>>(),
+                    )
                 };
                 batch.push((key, value));
             }
@@ -466,14 +520,32 @@ pub(crate) mod tests {
                     None => model.remove(key),
                 };
             }
-            let root = TrieUpdater::new(&mut store, &prefix).apply(&prepare(batch)).unwrap();
+            let root = TrieUpdater::new(&mut store, &prefix)
+                .apply(&prepare(batch))
+                .unwrap();
             assert_eq!(root, reference_root(&model), "step {step}");
             let (nodes, leaves) = walk_trie(&store, &prefix);
             assert_eq!(nodes.len(), store.len(), "stale nodes at step {step}");
-            assert_eq!(leaves, model.iter().map(|(k, v)| (*k, v.clone())).collect::<Vec<_>>());
+            embedded_seen += store
+                .iter()
+                .filter(|(k, v)| k.len() > 1 && v.len() < 32)
+                .count();
+            assert_eq!(
+                leaves,
+                model
+                    .iter()
+                    .map(|(k, v)| (*k, v.clone()))
+                    .collect::<Vec<_>>()
+            );
         }
+        assert!(
+            embedded_seen > 0,
+            "the key set must exercise embedded nodes"
+        );
         let deletes = model.keys().map(|k| (*k, None)).collect();
-        let root = TrieUpdater::new(&mut store, &prefix).apply(&prepare(deletes)).unwrap();
+        let root = TrieUpdater::new(&mut store, &prefix)
+            .apply(&prepare(deletes))
+            .unwrap();
         assert_eq!(root, EMPTY_ROOT_HASH);
         assert!(store.is_empty());
     }
@@ -481,7 +553,11 @@ pub(crate) mod tests {
     #[test]
     fn last_update_of_a_repeated_key_wins() {
         let key = B256::repeat_byte(1);
-        let prepared = prepare(vec![(key, Some(vec![1])), (B256::ZERO, None), (key, Some(vec![2]))]);
+        let prepared = prepare(vec![
+            (key, Some(vec![1])),
+            (B256::ZERO, None),
+            (key, Some(vec![2])),
+        ]);
         assert_eq!(prepared.len(), 2);
         assert_eq!(prepared[1], (Nibbles::unpack(key), Some(vec![2])));
     }
