@@ -1,10 +1,14 @@
 //! `apply_changes` for one block touching 1,000 accounts on top of redb-backed tries holding
 //! 10k, 100k and 1M accounts: the time should stay flat as the state grows.
 //!
-//! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`. Each measured block runs in its
-//! own write transaction which is aborted afterwards, so the base state never changes.
+//! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`. Each measured redb block runs in
+//! its own write transaction which is aborted afterwards, so the base state never changes. A second
+//! group runs the same sweep on a `MemoryTrieStore` (blocks there only update existing accounts so
+//! the state does not grow) to separate the trie's own cost from redb's per-operation cost, and
+//! the number of store reads/writes per block is printed for every size.
 
 use std::{
+    cell::Cell,
     hint::black_box,
     time::{Duration, Instant},
 };
@@ -14,7 +18,8 @@ use alloy_trie::KECCAK_EMPTY;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use l2node_node::{
     state::{AccountChange, AccountState},
-    trie::{apply_changes, state_root, TRIE_NODES},
+    storage::StorageError,
+    trie::{apply_changes, state_root, MemoryTrieStore, TrieStore, TRIE_NODES},
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use redb::{Database, Durability};
@@ -58,11 +63,12 @@ fn base_account(index: u64) -> AccountChange {
     change(index, 1, storage)
 }
 
-/// A block: 700 balance/nonce updates of existing accounts, 100 storage writes into existing
-/// contracts (3 slots each), 200 new accounts.
-fn block(rng: &mut StdRng, existing: u64) -> Vec<AccountChange> {
+/// A block: 700 balance/nonce updates of existing accounts (900 without new accounts), 100
+/// storage writes into existing contracts (3 slots each), 200 new accounts if `new_accounts`.
+fn block(rng: &mut StdRng, existing: u64, new_accounts: bool) -> Vec<AccountChange> {
     let mut changes = Vec::with_capacity(BLOCK_ACCOUNTS);
-    for _ in 0..700 {
+    let updates = if new_accounts { 700 } else { 900 };
+    for _ in 0..updates {
         changes.push(change(
             rng.gen_range(0..existing),
             rng.gen_range(2..100),
@@ -81,10 +87,52 @@ fn block(rng: &mut StdRng, existing: u64) -> Vec<AccountChange> {
             .collect();
         changes.push(change(index, 7, storage));
     }
-    for _ in 0..200 {
+    for _ in 0..if new_accounts { 200 } else { 0 } {
         changes.push(change(rng.gen_range(existing..u64::MAX / 2), 0, Vec::new()));
     }
     changes
+}
+
+/// Counts store reads and writes.
+struct Counting<'a, S> {
+    inner: &'a mut S,
+    reads: Cell<usize>,
+    writes: usize,
+}
+
+impl<S: TrieStore> TrieStore for Counting<'_, S> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.reads.set(self.reads.get() + 1);
+        self.inner.get(key)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.delete(key)
+    }
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.delete_prefix(prefix)
+    }
+}
+
+/// Print how many store operations one block costs (outside of any measurement).
+fn report_ops<S: TrieStore>(store: &mut S, changes: &[AccountChange], label: &str) {
+    let mut counting = Counting {
+        inner: store,
+        reads: Cell::new(0),
+        writes: 0,
+    };
+    apply_changes(&mut counting, changes).unwrap();
+    eprintln!(
+        "{label}: one {}-account block = {} store reads, {} store writes",
+        changes.len(),
+        counting.reads.get(),
+        counting.writes
+    );
 }
 
 fn build_base(db: &Database, accounts: u64) {
@@ -137,11 +185,22 @@ fn apply_block_redb(c: &mut Criterion) {
             started.elapsed()
         );
         let mut rng = StdRng::seed_from_u64(accounts);
+        {
+            let tx = db.begin_write().unwrap();
+            let mut table = tx.open_table(TRIE_NODES).unwrap();
+            report_ops(
+                &mut table,
+                &block(&mut rng, accounts, true),
+                &format!("redb {accounts}"),
+            );
+            drop(table);
+            tx.abort().unwrap();
+        }
         group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let changes = block(&mut rng, accounts);
+                    let changes = block(&mut rng, accounts, true);
                     let tx = db.begin_write().unwrap();
                     {
                         let mut table = tx.open_table(TRIE_NODES).unwrap();
@@ -158,5 +217,39 @@ fn apply_block_redb(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, apply_block_redb);
+fn apply_block_memory(c: &mut Criterion) {
+    let mut group = c.benchmark_group("apply_changes_1000_accounts_memory");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    for accounts in sizes() {
+        let mut store = MemoryTrieStore::new();
+        let mut start = 0;
+        while start < accounts {
+            let end = (start + BUILD_BATCH).min(accounts);
+            apply_changes(
+                &mut store,
+                &(start..end).map(base_account).collect::<Vec<_>>(),
+            )
+            .unwrap();
+            start = end;
+        }
+        let mut rng = StdRng::seed_from_u64(accounts + 1);
+        report_ops(
+            &mut store,
+            &block(&mut rng, accounts, false),
+            &format!("memory {accounts}"),
+        );
+        group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
+            b.iter_batched(
+                || block(&mut rng, accounts, false),
+                |changes| black_box(apply_changes(&mut store, &changes).unwrap()),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, apply_block_redb, apply_block_memory);
 criterion_main!(benches);

@@ -9,8 +9,8 @@
 //!
 //! Every node is stored under its own path, including nodes embedded in their parent (RLP shorter
 //! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
-//! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see
-//! [`update`]), so the cost of a block grows with the keys it changes, not with the state size,
+//! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
+//! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
 //! and nothing has to be rebuilt at startup. Nothing is cached between calls.
 
 use alloy_primitives::{keccak256, Address, B256, U256};
@@ -500,6 +500,11 @@ mod tests {
             }
         }
         let db = redb::Database::create(&path).unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let read_table = read.open_table(TRIE_NODES).unwrap();
+        assert_eq!(state_root(&read_table).unwrap(), last);
+        let proof = account_proof(&read_table, pool[0], &[]).unwrap();
+        assert_eq!(proof, account_proof(&memory, pool[0], &[]).unwrap());
         let tx = db.begin_write().unwrap();
         let table = tx.open_table(TRIE_NODES).unwrap();
         let stored: Vec<(Vec<u8>, Vec<u8>)> = redb::ReadableTable::iter(&table)
