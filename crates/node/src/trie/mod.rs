@@ -9,8 +9,8 @@
 //!
 //! Every node is stored under its own path, including nodes embedded in their parent (RLP shorter
 //! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
-//! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see
-//! [`update`]), so the cost of a block grows with the keys it changes, not with the state size,
+//! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
+//! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
 //! and nothing has to be rebuilt at startup. Nothing is cached between calls.
 
 use alloy_primitives::{keccak256, Address, B256, U256};
@@ -163,6 +163,7 @@ mod tests {
 
     use super::{update::tests::walk_trie, *};
 
+    type GenesisAccount = (Address, AccountState, Vec<(U256, U256)>);
     type Model = BTreeMap<Address, (AccountState, BTreeMap<U256, U256>)>;
 
     fn scratch(model: &Model) -> B256 {
@@ -330,7 +331,7 @@ mod tests {
     }
 
     /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
-    fn genesis_accounts(name: &str) -> (Vec<(Address, AccountState, Vec<(U256, U256)>)>, B256) {
+    fn genesis_accounts(name: &str) -> (Vec<GenesisAccount>, B256) {
         let path = format!(
             "{}/../../../shared/fixtures/genesis/{name}.json",
             env!("CARGO_MANIFEST_DIR")
@@ -443,7 +444,7 @@ mod tests {
             let expected = model
                 .get(&address)
                 .map(|(info, slots)| encode_account(info, scratch_storage_root(slots)));
-            assert_eq!(proof.account.map(|a| alloy_rlp::encode(a)), expected);
+            assert_eq!(proof.account.map(alloy_rlp::encode), expected);
             verify_proof(root, key, expected, &proof.account_proof).unwrap();
             let storage = model
                 .get(&address)
@@ -499,6 +500,11 @@ mod tests {
             }
         }
         let db = redb::Database::create(&path).unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let read_table = read.open_table(TRIE_NODES).unwrap();
+        assert_eq!(state_root(&read_table).unwrap(), last);
+        let proof = account_proof(&read_table, pool[0], &[]).unwrap();
+        assert_eq!(proof, account_proof(&memory, pool[0], &[]).unwrap());
         let tx = db.begin_write().unwrap();
         let table = tx.open_table(TRIE_NODES).unwrap();
         let stored: Vec<(Vec<u8>, Vec<u8>)> = redb::ReadableTable::iter(&table)

@@ -119,6 +119,32 @@ impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
     }
 }
 
+/// Read-only redb table (a read transaction), for [`super::state_root`], [`super::storage_root`]
+/// and [`super::account_proof`]: every write fails with [`StorageError::Database`].
+impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(ReadableTable::get(self, key)
+            .map_err(db_err)?
+            .map(|v| v.value().to_vec()))
+    }
+
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), StorageError> {
+        Err(read_only())
+    }
+
+    fn delete(&mut self, _key: &[u8]) -> Result<(), StorageError> {
+        Err(read_only())
+    }
+
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), StorageError> {
+        Err(read_only())
+    }
+}
+
+fn read_only() -> StorageError {
+    StorageError::Database("trie store opened read-only".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +172,7 @@ mod tests {
     }
 
     #[test]
-    fn redb_store_delete_prefix_removes_only_prefixed_keys() {
+    fn redb_store_delete_prefix_removes_only_prefixed_keys_and_read_only_table_reads() {
         let dir = tempfile::tempdir().unwrap();
         let db = redb::Database::create(dir.path().join("t.redb")).unwrap();
         let tx = db.begin_write().unwrap();
@@ -155,5 +181,12 @@ mod tests {
             exercise(&mut table);
         }
         tx.commit().unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let mut table = read.open_table(TRIE_NODES).unwrap();
+        assert_eq!(
+            TrieStore::get(&table, &[1, 3]).unwrap().as_deref(),
+            Some(&b"c"[..])
+        );
+        assert!(table.put(&[9], b"x").is_err());
     }
 }

@@ -401,12 +401,12 @@ pub(crate) mod tests {
     use super::*;
     use crate::trie::MemoryTrieStore;
 
+    /// Store keys of reachable nodes and `(full key, value)` of every leaf.
+    pub(crate) type Walked = (BTreeSet<Vec<u8>>, Vec<(B256, Vec<u8>)>);
+
     /// Walk the trie under `prefix` checking every parent reference against the stored child;
     /// returns the store keys of all reachable nodes and the full keys of all leaves.
-    pub(crate) fn walk_trie<S: TrieStore>(
-        store: &S,
-        prefix: &[u8],
-    ) -> (BTreeSet<Vec<u8>>, Vec<(B256, Vec<u8>)>) {
+    pub(crate) fn walk_trie<S: TrieStore>(store: &S, prefix: &[u8]) -> Walked {
         fn walk<S: TrieStore>(
             store: &S,
             prefix: &[u8],

@@ -1,0 +1,255 @@
+//! `apply_changes` for one block touching 1,000 accounts on top of redb-backed tries holding
+//! 10k, 100k and 1M accounts: the time should stay flat as the state grows.
+//!
+//! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`. Each measured redb block runs in
+//! its own write transaction which is aborted afterwards, so the base state never changes. A second
+//! group runs the same sweep on a `MemoryTrieStore` (blocks there only update existing accounts so
+//! the state does not grow) to separate the trie's own cost from redb's per-operation cost, and
+//! the number of store reads/writes per block is printed for every size.
+
+use std::{
+    cell::Cell,
+    hint::black_box,
+    time::{Duration, Instant},
+};
+
+use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_trie::KECCAK_EMPTY;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use l2node_node::{
+    state::{AccountChange, AccountState},
+    storage::StorageError,
+    trie::{apply_changes, state_root, MemoryTrieStore, TrieStore, TRIE_NODES},
+};
+use rand::{rngs::StdRng, Rng, SeedableRng};
+use redb::{Database, Durability};
+
+/// Accounts written per transaction while building the base state.
+const BUILD_BATCH: u64 = 50_000;
+/// Accounts touched by the measured block.
+const BLOCK_ACCOUNTS: usize = 1_000;
+
+fn address(index: u64) -> Address {
+    Address::from_word(keccak256(index.to_be_bytes()))
+}
+
+fn change(index: u64, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
+    AccountChange {
+        address: address(index),
+        info: Some(AccountState {
+            nonce,
+            balance: U256::from(index) * U256::from(1_000_000_007u64),
+            code_hash: if storage.is_empty() {
+                KECCAK_EMPTY
+            } else {
+                B256::repeat_byte(0xc0)
+            },
+        }),
+        new_code: None,
+        storage_wiped: false,
+        storage,
+    }
+}
+
+/// Base account `index`: every tenth one is a contract with four storage slots.
+fn base_account(index: u64) -> AccountChange {
+    let storage = if index.is_multiple_of(10) {
+        (0..4u64)
+            .map(|s| (U256::from(s), U256::from(index + s + 1)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    change(index, 1, storage)
+}
+
+/// A block: 700 balance/nonce updates of existing accounts (900 without new accounts), 100
+/// storage writes into existing contracts (3 slots each), 200 new accounts if `new_accounts`.
+fn block(rng: &mut StdRng, existing: u64, new_accounts: bool) -> Vec<AccountChange> {
+    let mut changes = Vec::with_capacity(BLOCK_ACCOUNTS);
+    let updates = if new_accounts { 700 } else { 900 };
+    for _ in 0..updates {
+        changes.push(change(
+            rng.gen_range(0..existing),
+            rng.gen_range(2..100),
+            Vec::new(),
+        ));
+    }
+    for _ in 0..100 {
+        let index = rng.gen_range(0..existing / 10) * 10;
+        let storage = (0..3)
+            .map(|_| {
+                (
+                    U256::from(rng.gen_range(0..8u64)),
+                    U256::from(rng.gen::<u64>()),
+                )
+            })
+            .collect();
+        changes.push(change(index, 7, storage));
+    }
+    for _ in 0..if new_accounts { 200 } else { 0 } {
+        changes.push(change(rng.gen_range(existing..u64::MAX / 2), 0, Vec::new()));
+    }
+    changes
+}
+
+/// Counts store reads and writes.
+struct Counting<'a, S> {
+    inner: &'a mut S,
+    reads: Cell<usize>,
+    writes: usize,
+}
+
+impl<S: TrieStore> TrieStore for Counting<'_, S> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.reads.set(self.reads.get() + 1);
+        self.inner.get(key)
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.put(key, value)
+    }
+    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.delete(key)
+    }
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+        self.writes += 1;
+        self.inner.delete_prefix(prefix)
+    }
+}
+
+/// Print how many store operations one block costs (outside of any measurement).
+fn report_ops<S: TrieStore>(store: &mut S, changes: &[AccountChange], label: &str) {
+    let mut counting = Counting {
+        inner: store,
+        reads: Cell::new(0),
+        writes: 0,
+    };
+    apply_changes(&mut counting, changes).unwrap();
+    eprintln!(
+        "{label}: one {}-account block = {} store reads, {} store writes",
+        changes.len(),
+        counting.reads.get(),
+        counting.writes
+    );
+}
+
+fn build_base(db: &Database, accounts: u64) {
+    let mut start = 0;
+    while start < accounts {
+        let end = (start + BUILD_BATCH).min(accounts);
+        let changes: Vec<_> = (start..end).map(base_account).collect();
+        let mut tx = db.begin_write().unwrap();
+        tx.set_durability(Durability::None).unwrap();
+        {
+            let mut table = tx.open_table(TRIE_NODES).unwrap();
+            apply_changes(&mut table, &changes).unwrap();
+        }
+        tx.commit().unwrap();
+        start = end;
+    }
+    let mut tx = db.begin_write().unwrap();
+    tx.set_durability(Durability::Immediate).unwrap();
+    tx.commit().unwrap();
+}
+
+fn sizes() -> Vec<u64> {
+    std::env::var("TRIE_BENCH_SIZES")
+        .ok()
+        .map(|s| {
+            s.split(',')
+                .map(|n| n.trim().parse().expect("size"))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![10_000, 100_000, 1_000_000])
+}
+
+fn apply_block_redb(c: &mut Criterion) {
+    let mut group = c.benchmark_group("apply_changes_1000_accounts_redb");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    for accounts in sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join("trie.redb")).unwrap();
+        let started = Instant::now();
+        build_base(&db, accounts);
+        let root = {
+            let tx = db.begin_write().unwrap();
+            let table = tx.open_table(TRIE_NODES).unwrap();
+            state_root(&table).unwrap()
+        };
+        eprintln!(
+            "base state of {accounts} accounts built in {:?} (root {root})",
+            started.elapsed()
+        );
+        let mut rng = StdRng::seed_from_u64(accounts);
+        {
+            let tx = db.begin_write().unwrap();
+            let mut table = tx.open_table(TRIE_NODES).unwrap();
+            report_ops(
+                &mut table,
+                &block(&mut rng, accounts, true),
+                &format!("redb {accounts}"),
+            );
+            drop(table);
+            tx.abort().unwrap();
+        }
+        group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let changes = block(&mut rng, accounts, true);
+                    let tx = db.begin_write().unwrap();
+                    {
+                        let mut table = tx.open_table(TRIE_NODES).unwrap();
+                        let started = Instant::now();
+                        black_box(apply_changes(&mut table, &changes).unwrap());
+                        total += started.elapsed();
+                    }
+                    tx.abort().unwrap();
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+fn apply_block_memory(c: &mut Criterion) {
+    let mut group = c.benchmark_group("apply_changes_1000_accounts_memory");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    for accounts in sizes() {
+        let mut store = MemoryTrieStore::new();
+        let mut start = 0;
+        while start < accounts {
+            let end = (start + BUILD_BATCH).min(accounts);
+            apply_changes(
+                &mut store,
+                &(start..end).map(base_account).collect::<Vec<_>>(),
+            )
+            .unwrap();
+            start = end;
+        }
+        let mut rng = StdRng::seed_from_u64(accounts + 1);
+        report_ops(
+            &mut store,
+            &block(&mut rng, accounts, false),
+            &format!("memory {accounts}"),
+        );
+        group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
+            b.iter_batched(
+                || block(&mut rng, accounts, false),
+                |changes| black_box(apply_changes(&mut store, &changes).unwrap()),
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, apply_block_redb, apply_block_memory);
+criterion_main!(benches);
