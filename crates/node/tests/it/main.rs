@@ -3,4 +3,5 @@
 mod common;
 mod import;
 mod node;
+mod subscriptions;
 mod wire;

@@ -1,7 +1,7 @@
 //! Chain behaviour through the real RPC: mining, receipts, restart.
 
 use alloy_primitives::{Address, B256, U256};
-use jsonrpsee::rpc_params;
+use jsonrpsee::{core::client::ClientT, rpc_params};
 
 use crate::common::{account, transfer, TestNode};
 
@@ -40,5 +40,31 @@ async fn chain_resumes_after_restart() {
     assert_eq!(block["hash"], again["hash"]);
     let balance: U256 = node.request("eth_getBalance", rpc_params![to, "latest"]).await;
     assert_eq!(balance, U256::from(5));
+    node.stop().await;
+}
+
+#[tokio::test]
+async fn get_logs_limits_name_a_smaller_range_to_retry() {
+    let node = TestNode::start_with(|c| {
+        c.rpc.max_logs_range = 2;
+        c.rpc.max_logs_per_response = 0;
+    })
+    .await;
+    for nonce in 0..3 {
+        let hash: B256 = node.request("eth_sendRawTransaction", rpc_params![transfer(&account(2), nonce, Address::ZERO, 1)]).await;
+        node.wait_receipt(hash).await;
+    }
+    let err = node
+        .http
+        .request::<serde_json::Value, _>("eth_getLogs", rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "latest"})])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("-32005") || err.contains("max block range"), "{err}");
+    assert!(err.contains("toBlock 0x1"), "suggests a range that fits: {err}");
+    let ok: Vec<serde_json::Value> = node
+        .request("eth_getLogs", rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "0x1"})])
+        .await;
+    assert!(ok.is_empty());
     node.stop().await;
 }
