@@ -65,10 +65,11 @@ pub const ESTIMATE_GAS_ERROR_RATIO: f64 = 0.015;
 /// Rounds of eth_createAccessList before giving up on a stable list: the list changes the gas
 /// (warm vs cold), which can change the path taken; geth loops until stable, we cap it.
 pub const ACCESS_LIST_MAX_ROUNDS: usize = 10;
-/// Transaction pool capacity (pending + queued). geth's defaults are 5120 pending slots plus
-/// 1024 queued; one global cap of the same total keeps the pool's memory bounded (at most
-/// 6144 × 128 KiB worst case, far less in practice) while the cheapest tx is evicted when full.
-pub const POOL_MAX_TXS: usize = 6144;
+/// Transaction pool capacity (pending + queued). A 30M-gas block holds ~1,400 transfers, so a
+/// burst of 10,000+ transfers spans several 2 s blocks and must wait in the pool rather than be
+/// refused (geth's 6,144 slots would reject part of such a burst). 65,536 pooled transactions
+/// stay around 20 MB for typical sizes; when full, the cheapest is evicted.
+pub const POOL_MAX_TXS: usize = 65_536;
 /// Minimum fee bump (percent of both max fee and tip) for a same-nonce replacement: geth's
 /// `PriceBump` default, so wallets' "speed up" buttons behave as on Ethereum.
 pub const POOL_PRICE_BUMP_PERCENT: u64 = 10;
