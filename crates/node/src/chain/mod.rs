@@ -108,7 +108,7 @@ impl std::fmt::Debug for Chain {
 impl Chain {
     /// Opens the chain in `storage`, writing genesis first if the database is new.
     pub fn open(storage: Storage, spec: Arc<ChainSpec>) -> Result<Self, ChainError> {
-        let configured = genesis_block(&spec)?;
+        let configured = spec.genesis_header(B256::ZERO);
         let head = match storage.head_number()? {
             None => {
                 let changes = genesis_changes(&spec);
@@ -278,10 +278,6 @@ fn check<T: PartialEq + std::fmt::Display>(
     } else {
         Err(ChainError::Mismatch { number, field, expected: expected.to_string(), computed: computed.to_string() })
     }
-}
-
-fn genesis_block(spec: &ChainSpec) -> Result<Header, ChainError> {
-    Ok(spec.genesis_header(B256::ZERO))
 }
 
 fn genesis_body(spec: &ChainSpec) -> BlockBody<TxEnvelope> {
