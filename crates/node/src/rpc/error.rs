@@ -44,6 +44,10 @@ impl From<RpcError> for ErrorObjectOwned {
         match e {
             RpcError::InvalidParams(_) => ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>),
             RpcError::LimitExceeded(_) => ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>),
+            RpcError::Pool(ref p) if !p.is_invalid_transaction() => {
+                tracing::warn!(target: "l2node::rpc", error = %msg, "pool failure");
+                ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
+            }
             RpcError::HeaderNotFound | RpcError::FilterNotFound | RpcError::Pool(_) => {
                 ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>)
             }
