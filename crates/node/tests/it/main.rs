@@ -2,4 +2,5 @@
 
 mod common;
 mod node;
+mod shapes;
 mod wire;
