@@ -55,14 +55,15 @@ pub fn store_log(f: &Fixture, log_index: u64) -> Value {
     })
 }
 
+/// `(type, effectiveGasPrice, gasUsed)` of a receipt.
+type Fees<'a> = (&'a str, &'a str, &'a str);
+
 fn receipt(
     m: &Mined,
     from: Address,
     to: Option<Address>,
     contract: Option<Address>,
-    ty: &str,
-    price: &str,
-    gas: &str,
+    (ty, price, gas): Fees<'_>,
     logs: Value,
 ) -> Value {
     json!({
@@ -79,9 +80,7 @@ fn deploy_receipt(f: &Fixture) -> Value {
         account(0).address(),
         None,
         Some(f.store),
-        "0x2",
-        "0x0",
-        "<quantity>",
+        ("0x2", "0x0", "<quantity>"),
         json!([store_log(f, 0)]),
     )
 }
@@ -92,9 +91,7 @@ fn legacy_receipt(f: &Fixture) -> Value {
         account(1).address(),
         Some(account(2).address()),
         None,
-        "0x0",
-        "0x3b9aca00",
-        "0x5208",
+        ("0x0", "0x3b9aca00", "0x5208"),
         json!([]),
     )
 }
