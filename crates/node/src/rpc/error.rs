@@ -18,6 +18,12 @@ pub enum RpcError {
     /// The requested block is not held.
     #[error("header not found")]
     HeaderNotFound,
+    /// An EIP-1898 block hash is not held (geth's wording for state reads).
+    #[error("header for hash not found")]
+    HeaderForHashNotFound,
+    /// An eth_getLogs `blockHash` is not held (geth's wording).
+    #[error("unknown block")]
+    UnknownBlock,
     /// A filter id is unknown or expired.
     #[error("filter not found")]
     FilterNotFound,
@@ -42,17 +48,26 @@ impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
         let msg = e.to_string();
         match e {
-            RpcError::InvalidParams(_) => ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>),
-            RpcError::LimitExceeded(_) => ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>),
+            RpcError::InvalidParams(_) => {
+                ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>)
+            }
+            RpcError::LimitExceeded(_) => {
+                ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>)
+            }
             RpcError::Pool(ref p) if !p.is_invalid_transaction() => {
                 tracing::warn!(target: "l2node::rpc", error = %msg, "pool failure");
                 ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
             }
-            RpcError::HeaderNotFound | RpcError::FilterNotFound | RpcError::Pool(_) => {
-                ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>)
-            }
-            RpcError::Exec(ExecError::Revert { output }) => revert(output),
-            RpcError::Exec(ExecError::Storage(_)) | RpcError::Storage(_) | RpcError::Chain(_) | RpcError::Internal(_) => {
+            RpcError::HeaderNotFound
+            | RpcError::HeaderForHashNotFound
+            | RpcError::UnknownBlock
+            | RpcError::FilterNotFound
+            | RpcError::Pool(_) => ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>),
+            RpcError::Exec(ExecError::Revert { output }) => revert(msg, output),
+            RpcError::Exec(ExecError::Storage(_))
+            | RpcError::Storage(_)
+            | RpcError::Chain(_)
+            | RpcError::Internal(_) => {
                 tracing::warn!(target: "l2node::rpc", error = %msg, "internal error");
                 ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
             }
@@ -61,12 +76,13 @@ impl From<RpcError> for ErrorObjectOwned {
     }
 }
 
-/// geth's revert error: code 3, "execution reverted: <reason>", data = the revert bytes.
-fn revert(output: Bytes) -> ErrorObjectOwned {
-    let msg = match alloy_sol_types::decode_revert_reason(&output) {
-        Some(reason) if !reason.is_empty() => format!("execution reverted: {reason}"),
-        _ => "execution reverted".to_string(),
-    };
+/// geth's revert error: code 3, "execution reverted: <reason>", data = the revert bytes; a
+/// REVERT without data is geth's plain -32000 "execution reverted" without data.
+fn revert(msg: String, output: Bytes) -> ErrorObjectOwned {
+    if output.is_empty() {
+        return ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>);
+    }
+    // `msg` is ExecError's geth wording: "execution reverted" plus ": <reason>" when it decodes.
     ErrorObjectOwned::owned(code::EXECUTION_REVERTED, msg, Some(output))
 }
 

@@ -36,7 +36,10 @@ pub struct Filters {
 impl Filters {
     /// An empty registry whose filters expire after `timeout` without a poll.
     pub fn new(timeout: Duration) -> Self {
-        Self { entries: Mutex::new(HashMap::new()), timeout }
+        Self {
+            entries: Mutex::new(HashMap::new()),
+            timeout,
+        }
     }
 
     fn install(&self, kind: Kind) -> U256 {
@@ -44,13 +47,22 @@ impl Filters {
         let mut entries = self.entries.lock();
         let timeout = self.timeout;
         entries.retain(|_, e| e.last_poll.elapsed() < timeout);
-        entries.insert(id, Entry { kind, last_poll: Instant::now() });
+        entries.insert(
+            id,
+            Entry {
+                kind,
+                last_poll: Instant::now(),
+            },
+        );
         id
     }
 
     /// A log filter starting at block `next`.
     pub fn install_logs(&self, filter: Filter, next: u64) -> U256 {
-        self.install(Kind::Logs { filter: Box::new(filter), next })
+        self.install(Kind::Logs {
+            filter: Box::new(filter),
+            next,
+        })
     }
 
     /// A new-block filter starting at block `next`.
@@ -72,7 +84,10 @@ impl Filters {
     pub fn log_filter(&self, id: U256) -> RpcResult<Filter> {
         let mut entries = self.entries.lock();
         match entries.get_mut(&id) {
-            Some(Entry { kind: Kind::Logs { filter, .. }, last_poll }) => {
+            Some(Entry {
+                kind: Kind::Logs { filter, .. },
+                last_poll,
+            }) => {
                 *last_poll = Instant::now();
                 Ok((**filter).clone())
             }

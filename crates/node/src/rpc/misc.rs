@@ -5,7 +5,7 @@ use std::{collections::BTreeMap, sync::Arc};
 use alloy_primitives::{keccak256, Bytes, B256, U64};
 use jsonrpsee::core::{async_trait, RpcResult};
 use l2node_api::{
-    types::{TxpoolContent, TxpoolStatus},
+    types::{RpcTransaction, TxpoolContent, TxpoolStatus},
     NetApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
@@ -34,7 +34,11 @@ impl NetApiServer for NetRpc {
 
 impl Web3ApiServer for NetRpc {
     fn client_version(&self) -> RpcResult<String> {
-        Ok(format!("l2node/v{}/{}/rust", env!("CARGO_PKG_VERSION"), std::env::consts::OS))
+        Ok(format!(
+            "l2node/v{}/{}/rust",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS
+        ))
     }
 
     fn sha3(&self, data: Bytes) -> RpcResult<B256> {
@@ -52,18 +56,35 @@ pub struct TxpoolRpc {
 impl TxpoolApiServer for TxpoolRpc {
     async fn status(&self) -> RpcResult<TxpoolStatus> {
         let (pending, queued) = self.pool.status();
-        Ok(TxpoolStatus { pending: U64::from(pending), queued: U64::from(queued) })
+        Ok(TxpoolStatus {
+            pending: U64::from(pending),
+            queued: U64::from(queued),
+        })
     }
 
     async fn content(&self) -> RpcResult<TxpoolContent> {
         let content = self.pool.content();
-        let convert = |m: BTreeMap<_, BTreeMap<u64, Arc<crate::pool::PooledTx>>>| {
-            m.into_iter()
-                .map(|(sender, txs)| {
-                    (sender, txs.into_iter().map(|(n, t)| (n.to_string(), convert::rpc_pending_tx(&t.tx))).collect())
-                })
-                .collect()
-        };
-        Ok(TxpoolContent { pending: convert(content.pending), queued: convert(content.queued) })
+        let convert =
+            |m: BTreeMap<alloy_primitives::Address, BTreeMap<u64, Arc<crate::pool::PooledTx>>>| {
+                m.into_iter()
+                    .map(|(sender, txs)| {
+                        (
+                            sender.to_checksum(None),
+                            txs.into_iter()
+                                .map(|(n, t)| {
+                                    (
+                                        n.to_string(),
+                                        RpcTransaction(convert::rpc_pending_tx(&t.tx)),
+                                    )
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect()
+            };
+        Ok(TxpoolContent {
+            pending: convert(content.pending),
+            queued: convert(content.queued),
+        })
     }
 }

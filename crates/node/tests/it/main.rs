@@ -3,5 +3,6 @@
 mod common;
 mod import;
 mod node;
+mod shapes;
 mod subscriptions;
 mod wire;
