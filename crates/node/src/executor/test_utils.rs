@@ -9,7 +9,6 @@ use alloy_primitives::{address, keccak256, Address, Bytes, TxKind, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use alloy_trie::{HashBuilder, Nibbles, TrieAccount};
 use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 
 use crate::{
@@ -105,33 +104,10 @@ impl MemState {
 
     /// The state root, computed from scratch.
     pub(crate) fn state_root(&self) -> B256 {
-        let leaves = self.accounts.iter().map(|(address, (info, storage))| {
-            let storage_root = trie_root(storage.iter().map(|(slot, value)| {
-                (
-                    keccak256(slot.to_be_bytes::<32>()),
-                    alloy_rlp::encode(value),
-                )
-            }));
-            let account = TrieAccount {
-                nonce: info.nonce,
-                balance: info.balance,
-                storage_root,
-                code_hash: info.code_hash,
-            };
-            (keccak256(address), alloy_rlp::encode(account))
-        });
-        trie_root(leaves)
+        crate::trie::state_root_from_scratch(self.accounts.iter().map(|(address, (info, storage))| {
+            (*address, *info, storage.iter().map(|(k, v)| (*k, *v)).collect())
+        }))
     }
-}
-
-fn trie_root(leaves: impl Iterator<Item = (B256, Vec<u8>)>) -> B256 {
-    let mut leaves: Vec<_> = leaves.collect();
-    leaves.sort_unstable_by_key(|leaf| leaf.0);
-    let mut builder = HashBuilder::default();
-    for (key, value) in leaves {
-        builder.add_leaf(Nibbles::unpack(key), &value);
-    }
-    builder.root()
 }
 
 impl StateReader for MemState {
