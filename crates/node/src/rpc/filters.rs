@@ -17,7 +17,7 @@ use super::{
 };
 
 enum Kind {
-    Logs { filter: Filter, next: u64 },
+    Logs { filter: Box<Filter>, next: u64 },
     Blocks { next: u64 },
     Pending(broadcast::Receiver<B256>),
 }
@@ -50,7 +50,7 @@ impl Filters {
 
     /// A log filter starting at block `next`.
     pub fn install_logs(&self, filter: Filter, next: u64) -> U256 {
-        self.install(Kind::Logs { filter, next })
+        self.install(Kind::Logs { filter: Box::new(filter), next })
     }
 
     /// A new-block filter starting at block `next`.
@@ -74,7 +74,7 @@ impl Filters {
         match entries.get_mut(&id) {
             Some(Entry { kind: Kind::Logs { filter, .. }, last_poll }) => {
                 *last_poll = Instant::now();
-                Ok(filter.clone())
+                Ok(Filter::clone(filter))
             }
             _ => Err(RpcError::FilterNotFound),
         }

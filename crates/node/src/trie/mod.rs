@@ -330,6 +330,7 @@ mod tests {
     }
 
     /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
+    #[allow(clippy::type_complexity)]
     fn genesis_accounts(name: &str) -> (Vec<(Address, AccountState, Vec<(U256, U256)>)>, B256) {
         let path = format!(
             "{}/../../../shared/fixtures/genesis/{name}.json",
@@ -443,7 +444,7 @@ mod tests {
             let expected = model
                 .get(&address)
                 .map(|(info, slots)| encode_account(info, scratch_storage_root(slots)));
-            assert_eq!(proof.account.map(|a| alloy_rlp::encode(a)), expected);
+            assert_eq!(proof.account.map(alloy_rlp::encode), expected);
             verify_proof(root, key, expected, &proof.account_proof).unwrap();
             let storage = model
                 .get(&address)

@@ -87,7 +87,7 @@ impl Node {
                 child: ext.child,
             },
             TrieNode::Branch(branch) => {
-                let mut children: Box<[Option<RlpNode>; 16]> = Box::new(Default::default());
+                let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
                 let mut stack = branch.stack.into_iter();
                 for (i, slot) in children.iter_mut().enumerate() {
                     if branch.state_mask.is_bit_set(i as u8) {

@@ -403,6 +403,7 @@ pub(crate) mod tests {
 
     /// Walk the trie under `prefix` checking every parent reference against the stored child;
     /// returns the store keys of all reachable nodes and the full keys of all leaves.
+    #[allow(clippy::type_complexity)]
     pub(crate) fn walk_trie<S: TrieStore>(
         store: &S,
         prefix: &[u8],
