@@ -43,6 +43,9 @@ struct Rules {
     max_response_body: u32,
     /// Subscribe and unsubscribe methods of the module: refused over HTTP.
     subscription_methods: HashSet<String>,
+    /// Subscribe methods only: refused inside a WS batch, where jsonrpsee would answer them twice
+    /// (once alone through the subscription sink, once in the batch array).
+    subscribe_methods: HashSet<String>,
     /// Where to point HTTP users who try to subscribe, e.g. `ws://127.0.0.1:8546`.
     ws_url: Option<String>,
 }
@@ -74,12 +77,18 @@ impl WireRulesLayer {
             })
             .map(str::to_owned)
             .collect();
+        let subscribe_methods = methods
+            .method_names()
+            .filter(|name| matches!(methods.method(name), Some(MethodCallback::Subscription(_))))
+            .map(str::to_owned)
+            .collect();
         Self {
             rules: Arc::new(Rules {
                 transport,
                 max_batch_size: effective_batch_limit(max_batch_size),
                 max_response_body,
                 subscription_methods,
+                subscribe_methods,
                 ws_url,
             }),
         }
@@ -151,6 +160,19 @@ fn batch_too_large(limit: usize) -> ErrorObjectOwned {
     )
 }
 
+/// `-32600` for a subscribe call inside a WS batch: jsonrpsee would send its answer twice.
+fn subscribe_in_batch(req: Request<'_>) -> MethodResponse {
+    let err = ErrorObject::owned(
+        ErrorCode::InvalidRequest.code(),
+        format!(
+            "{} cannot be part of a batch; send it as a single request",
+            req.method_name()
+        ),
+        None::<()>,
+    );
+    MethodResponse::error(req.id.clone().into_owned(), err).with_extensions(req.extensions.clone())
+}
+
 /// Replaces jsonrpsee's oversized-response error (`-32008`) by ours, keeping the request id.
 fn rewrite_oversized(rp: MethodResponse, limit: u32) -> MethodResponse {
     if rp.as_error_code() != Some(OVERSIZED_RESPONSE_CODE) {
@@ -213,6 +235,12 @@ where
             let mut got_notification = false;
             for entry in batch {
                 let rp = match entry {
+                    Ok(BatchEntry::Call(req))
+                        if this.rules.transport == Transport::Ws
+                            && this.rules.subscribe_methods.contains(req.method_name()) =>
+                    {
+                        subscribe_in_batch(req)
+                    }
                     Ok(BatchEntry::Call(req)) => this.call(req).await,
                     Ok(BatchEntry::Notification(n)) => {
                         got_notification = true;

@@ -1,6 +1,7 @@
 //! Integration tests of the node crate: each starts a real node (or server) on port 0.
 
 mod common;
+mod fuzz;
 mod import;
 mod node;
 mod shapes;

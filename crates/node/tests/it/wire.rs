@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-pub mod raw;
+pub(crate) mod raw;
 use raw::{parse_reply, raw_http, Reply, Ws};
 
 const BATCH_LIMIT: i64 = 4;
