@@ -7,8 +7,7 @@ use anyhow::Context;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use l2node_node::{
     chainspec::ChainSpec,
-    constants as c,
-    dev,
+    constants as c, dev,
     pool::PoolConfig,
     rpc::{RpcConfig, RpcServerConfig},
     NodeConfig,
@@ -70,7 +69,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub data_path: Option<PathBuf>,
     /// Block-signing key (hex); a node with a key is a sequencer. --dev uses the dev key.
-    #[arg(long, env = "L2NODE_SIGNER_KEY", value_name = "HEX", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "L2NODE_SIGNER_KEY",
+        value_name = "HEX",
+        hide_env_values = true
+    )]
     pub signer_key: Option<String>,
     /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
     #[arg(long, default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
@@ -137,18 +141,34 @@ impl Cli {
     /// [`Self::parse_with_config_file`] over an explicit argument list.
     pub fn parse_from_with_config_file(argv: Vec<String>) -> anyhow::Result<Self> {
         let first = Self::parse_from(&argv);
-        let Some(path) = &first.config_file else { return Ok(first) };
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let table: toml::Table = text.parse().with_context(|| format!("parsing {}", path.display()))?;
+        let Some(path) = &first.config_file else {
+            return Ok(first);
+        };
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let table: toml::Table = text
+            .parse()
+            .with_context(|| format!("parsing {}", path.display()))?;
         // Insert the file's options right after the subcommand so command-line flags override.
-        let sub = argv.iter().position(|a| a == "run" || a == "import").unwrap_or(argv.len());
+        let sub = argv
+            .iter()
+            .position(|a| a == "run" || a == "import")
+            .unwrap_or(argv.len());
         let mut merged: Vec<String> = argv[..=sub.min(argv.len() - 1)].to_vec();
         for (key, value) in table {
             let values: Vec<String> = match value {
                 toml::Value::Boolean(true) => vec![],
                 toml::Value::Boolean(false) => vec!["false".into()],
                 toml::Value::String(s) => vec![s],
-                toml::Value::Array(a) => vec![a.iter().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")],
+                toml::Value::Array(a) => vec![a
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")],
                 other => vec![other.to_string()],
             };
             merged.push(format!("--{key}"));
@@ -174,17 +194,25 @@ impl RunArgs {
     pub fn into_config(self) -> anyhow::Result<NodeConfig> {
         let (spec, default_dir, dev_key) = if self.dev {
             let spec = ChainSpec::from_genesis(dev::dev_genesis(self.block_time))?;
-            (spec, PathBuf::from("l2node-data/dev"), Some(dev::dev_sequencer()))
+            (
+                spec,
+                PathBuf::from("l2node-data/dev"),
+                Some(dev::dev_sequencer()),
+            )
         } else {
-            let path = self
-                .genesis_file
-                .as_ref()
-                .context("--genesis-file is required (or --dev for the built-in development chain)")?;
-            let spec = ChainSpec::from_genesis_file(path).with_context(|| format!("reading genesis {}", path.display()))?;
+            let path = self.genesis_file.as_ref().context(
+                "--genesis-file is required (or --dev for the built-in development chain)",
+            )?;
+            let spec = ChainSpec::from_genesis_file(path)
+                .with_context(|| format!("reading genesis {}", path.display()))?;
             (spec, PathBuf::from("l2node-data"), None)
         };
         let signer = match &self.signer_key {
-            Some(hex) => Some(hex.trim().parse().context("--signer-key must be a 32-byte hex private key")?),
+            Some(hex) => Some(
+                hex.trim()
+                    .parse()
+                    .context("--signer-key must be a 32-byte hex private key")?,
+            ),
             None => dev_key,
         };
         Ok(NodeConfig {
@@ -207,7 +235,11 @@ impl RunArgs {
                 host_allowlist: self.host_allowlist,
                 cors_origins: self.rpc_http_cors_origins,
             },
-            rpc: RpcConfig { gas_cap: self.rpc_gas_cap, max_logs_range: self.rpc_max_logs_range, ..Default::default() },
+            rpc: RpcConfig {
+                gas_cap: self.rpc_gas_cap,
+                max_logs_range: self.rpc_max_logs_range,
+                ..Default::default()
+            },
             pool: PoolConfig::default(),
         })
     }
@@ -228,9 +260,16 @@ mod tests {
     fn config_file_sets_options_and_flags_override_it() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("node.toml");
-        std::fs::write(&path, "dev = true\nrpc-http-port = 9545\nblock-time = 0\nhost-allowlist = [\"a\", \"b\"]\n").unwrap();
+        std::fs::write(
+            &path,
+            "dev = true\nrpc-http-port = 9545\nblock-time = 0\nhost-allowlist = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
         let argv = |extra: &[&str]| {
-            let mut v: Vec<String> = ["l2node", "run", "--config-file", path.to_str().unwrap()].iter().map(|s| s.to_string()).collect();
+            let mut v: Vec<String> = ["l2node", "run", "--config-file", path.to_str().unwrap()]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
             v.extend(extra.iter().map(|s| s.to_string()));
             v
         };
@@ -239,21 +278,33 @@ mod tests {
         assert_eq!(r.rpc_http_port, 9545);
         assert_eq!(r.block_time, 0);
         assert_eq!(r.host_allowlist, vec!["a", "b"]);
-        let r = run_args(Cli::parse_from_with_config_file(argv(&["--rpc-http-port", "7000"])).unwrap());
+        let r =
+            run_args(Cli::parse_from_with_config_file(argv(&["--rpc-http-port", "7000"])).unwrap());
         assert_eq!(r.rpc_http_port, 7000);
     }
 
     #[test]
     fn negative_batch_size_means_unlimited_and_parses() {
-        let r = run_args(Cli::parse_from(["l2node", "run", "--dev", "--rpc-http-max-batch-size", "-1"]));
+        let r = run_args(Cli::parse_from([
+            "l2node",
+            "run",
+            "--dev",
+            "--rpc-http-max-batch-size",
+            "-1",
+        ]));
         assert_eq!(r.rpc_http_max_batch_size, -1);
     }
 
     #[test]
     fn dev_config_has_the_dev_signer_and_chain() {
-        let cfg = run_args(Cli::parse_from(["l2node", "run", "--dev"])).into_config().unwrap();
+        let cfg = run_args(Cli::parse_from(["l2node", "run", "--dev"]))
+            .into_config()
+            .unwrap();
         assert_eq!(cfg.spec.chain_id, c::DEV_CHAIN_ID);
-        assert_eq!(cfg.signer.unwrap().address(), dev::dev_sequencer().address());
+        assert_eq!(
+            cfg.signer.unwrap().address(),
+            dev::dev_sequencer().address()
+        );
         assert_eq!(cfg.rpc_server.http_addr.port(), 8545);
     }
 }

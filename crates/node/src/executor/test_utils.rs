@@ -104,9 +104,15 @@ impl MemState {
 
     /// The state root, computed from scratch.
     pub(crate) fn state_root(&self) -> B256 {
-        crate::trie::state_root_from_scratch(self.accounts.iter().map(|(address, (info, storage))| {
-            (*address, *info, storage.iter().map(|(k, v)| (*k, *v)).collect())
-        }))
+        crate::trie::state_root_from_scratch(self.accounts.iter().map(
+            |(address, (info, storage))| {
+                (
+                    *address,
+                    *info,
+                    storage.iter().map(|(k, v)| (*k, *v)).collect(),
+                )
+            },
+        ))
     }
 }
 

@@ -167,7 +167,10 @@ impl Storage {
     pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
         let tx = self.db.begin_read()?;
         let table = tx.open_table(HEADERS)?;
-        table.get(number)?.map(|v| codec::decode_rlp("headers", v.value())).transpose()
+        table
+            .get(number)?
+            .map(|v| codec::decode_rlp("headers", v.value()))
+            .transpose()
     }
 
     /// Number of the block with `hash`.
@@ -195,16 +198,29 @@ impl Storage {
         let senders = tx
             .open_table(SENDERS)?
             .get(number)?
-            .map(|v| v.value().chunks_exact(20).map(Address::from_slice).collect())
+            .map(|v| {
+                v.value()
+                    .chunks_exact(20)
+                    .map(Address::from_slice)
+                    .collect()
+            })
             .unwrap_or_default();
-        Ok(Some(StoredBlock { hash: header.hash_slow(), header, body, senders }))
+        Ok(Some(StoredBlock {
+            hash: header.hash_slow(),
+            header,
+            body,
+            senders,
+        }))
     }
 
     /// Receipts of block `number`, in transaction order.
     pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
         let tx = self.db.begin_read()?;
         let table = tx.open_table(RECEIPTS)?;
-        table.get(number)?.map(|v| codec::decode_receipts(v.value())).transpose()
+        table
+            .get(number)?
+            .map(|v| codec::decode_receipts(v.value()))
+            .transpose()
     }
 
     /// Block number and index of a transaction.

@@ -24,7 +24,9 @@ pub struct StateAt {
 
 impl std::fmt::Debug for StateAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateAt").field("at", &self.at).finish_non_exhaustive()
+        f.debug_struct("StateAt")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
     }
 }
 
@@ -53,13 +55,24 @@ impl StateAt {
             // The first change after block n holds the value the account had at n.
             let from = codec::with_block(address.as_slice(), n + 1);
             let to = codec::with_block(address.as_slice(), u64::MAX);
-            if let Some(entry) = self.account_history.range(from.as_slice()..=to.as_slice())?.next() {
+            if let Some(entry) = self
+                .account_history
+                .range(from.as_slice()..=to.as_slice())?
+                .next()
+            {
                 let (_, v) = entry?;
                 let bytes = v.value();
-                return if bytes.is_empty() { Ok(None) } else { decode_account(bytes).map(Some) };
+                return if bytes.is_empty() {
+                    Ok(None)
+                } else {
+                    decode_account(bytes).map(Some)
+                };
             }
         }
-        self.accounts.get(&address.0 .0)?.map(|v| decode_account(v.value())).transpose()
+        self.accounts
+            .get(&address.0 .0)?
+            .map(|v| decode_account(v.value()))
+            .transpose()
     }
 }
 
@@ -78,12 +91,20 @@ impl StateReader for StateAt {
         if let Some(n) = self.at {
             let from = codec::with_block(&key, n + 1);
             let to = codec::with_block(&key, u64::MAX);
-            if let Some(entry) = self.storage_history.range(from.as_slice()..=to.as_slice())?.next() {
+            if let Some(entry) = self
+                .storage_history
+                .range(from.as_slice()..=to.as_slice())?
+                .next()
+            {
                 let (_, v) = entry?;
                 return Ok(U256::from_be_bytes(*v.value()));
             }
         }
-        Ok(self.storage.get(key.as_slice())?.map(|v| U256::from_be_bytes(*v.value())).unwrap_or_default())
+        Ok(self
+            .storage
+            .get(key.as_slice())?
+            .map(|v| U256::from_be_bytes(*v.value()))
+            .unwrap_or_default())
     }
 
     fn code_by_hash(&self, code_hash: B256) -> Result<Bytecode, StorageError> {

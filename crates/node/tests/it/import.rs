@@ -6,11 +6,16 @@ use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::B256;
 use alloy_rlp::Decodable;
 use jsonrpsee::rpc_params;
-use l2node_node::{chainspec::ChainSpec, import::import_file, node::open_chain, rpc::RpcServerConfig};
+use l2node_node::{
+    chainspec::ChainSpec, import::import_file, node::open_chain, rpc::RpcServerConfig,
+};
 
 use crate::common::TestNode;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/fixtures/chains/cancun-20-blocks");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/fixtures/chains/cancun-20-blocks"
+);
 
 fn fixture_blocks() -> Vec<Block<TxEnvelope>> {
     let bytes = std::fs::read(format!("{FIXTURE}/chain.rlp")).unwrap();
@@ -33,30 +38,64 @@ async fn geth_chain_imports_and_is_served_with_identical_hashes() {
 
     // Importing again skips what is already there.
     let chain = open_chain(dir.path(), spec.clone()).unwrap();
-    assert_eq!(import_file(&chain, format!("{FIXTURE}/chain.rlp").as_ref(), |_| {}).unwrap().skipped, 20);
+    assert_eq!(
+        import_file(&chain, format!("{FIXTURE}/chain.rlp").as_ref(), |_| {})
+            .unwrap()
+            .skipped,
+        20
+    );
     drop(chain);
 
     let any = "127.0.0.1:0".parse().unwrap();
     let mut cfg = crate::common::dev_config(dir.path(), std::time::Duration::from_secs(2));
     cfg.spec = spec;
     cfg.signer = None;
-    cfg.rpc_server = RpcServerConfig { http_addr: any, ws_addr: any, ..Default::default() };
+    cfg.rpc_server = RpcServerConfig {
+        http_addr: any,
+        ws_addr: any,
+        ..Default::default()
+    };
     let node = TestNode::start_in(dir, cfg).await;
     assert_eq!(node.block_number().await, 20);
 
     let mut txs = 0;
     for block in fixture_blocks() {
         let n = block.header.number;
-        let served: serde_json::Value = node.request("eth_getBlockByNumber", rpc_params![format!("{n:#x}"), false]).await;
-        assert_eq!(served["hash"].as_str().unwrap().parse::<B256>().unwrap(), block.header.hash_slow(), "block {n}");
+        let served: serde_json::Value = node
+            .request(
+                "eth_getBlockByNumber",
+                rpc_params![format!("{n:#x}"), false],
+            )
+            .await;
+        assert_eq!(
+            served["hash"].as_str().unwrap().parse::<B256>().unwrap(),
+            block.header.hash_slow(),
+            "block {n}"
+        );
         let hashes: Vec<B256> = serde_json::from_value(served["transactions"].clone()).unwrap();
-        let expected: Vec<B256> = block.body.transactions.iter().map(|t| *t.tx_hash()).collect();
+        let expected: Vec<B256> = block
+            .body
+            .transactions
+            .iter()
+            .map(|t| *t.tx_hash())
+            .collect();
         assert_eq!(hashes, expected, "transactions of block {n}");
-        let receipts: Vec<serde_json::Value> = node.request("eth_getBlockReceipts", rpc_params![format!("{n:#x}")]).await;
+        let receipts: Vec<serde_json::Value> = node
+            .request("eth_getBlockReceipts", rpc_params![format!("{n:#x}")])
+            .await;
         assert_eq!(receipts.len(), expected.len());
         for (r, h) in receipts.iter().zip(&expected) {
-            assert_eq!(r["transactionHash"].as_str().unwrap().parse::<B256>().unwrap(), *h);
-            let tx: serde_json::Value = node.request("eth_getTransactionByHash", rpc_params![h]).await;
+            assert_eq!(
+                r["transactionHash"]
+                    .as_str()
+                    .unwrap()
+                    .parse::<B256>()
+                    .unwrap(),
+                *h
+            );
+            let tx: serde_json::Value = node
+                .request("eth_getTransactionByHash", rpc_params![h])
+                .await;
             assert_eq!(tx["blockNumber"], format!("{n:#x}"));
         }
         txs += expected.len();
@@ -75,6 +114,13 @@ fn block_with_a_wrong_state_root_is_rejected_naming_the_root() {
     let mut bad = blocks.remove(0);
     bad.header.state_root = B256::repeat_byte(1);
     let err = chain.import(bad).unwrap_err().to_string();
-    assert!(err.contains("block 2") && err.contains("state root"), "{err}");
-    assert_eq!(chain.head().header.number, 1, "nothing of the bad block was written");
+    assert!(
+        err.contains("block 2") && err.contains("state root"),
+        "{err}"
+    );
+    assert_eq!(
+        chain.head().header.number,
+        1,
+        "nothing of the bad block was written"
+    );
 }

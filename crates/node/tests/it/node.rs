@@ -9,11 +9,18 @@ use crate::common::{account, transfer, TestNode};
 async fn transfer_is_mined_with_a_receipt() {
     let node = TestNode::start().await;
     let to = Address::repeat_byte(0x42);
-    let hash: B256 = node.request("eth_sendRawTransaction", rpc_params![transfer(&account(0), 0, to, 1234)]).await;
+    let hash: B256 = node
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(0), 0, to, 1234)],
+        )
+        .await;
     let receipt = node.wait_receipt(hash).await;
     assert_eq!(receipt["status"], "0x1");
     assert_eq!(receipt["gasUsed"], "0x5208");
-    let balance: U256 = node.request("eth_getBalance", rpc_params![to, "latest"]).await;
+    let balance: U256 = node
+        .request("eth_getBalance", rpc_params![to, "latest"])
+        .await;
     assert_eq!(balance, U256::from(1234));
     let old: U256 = node.request("eth_getBalance", rpc_params![to, "0x0"]).await;
     assert_eq!(old, U256::ZERO, "state at genesis is still served");
@@ -26,19 +33,30 @@ async fn chain_resumes_after_restart() {
     let to = Address::repeat_byte(0x43);
     let mut last = B256::ZERO;
     for nonce in 0..5 {
-        last = node.request("eth_sendRawTransaction", rpc_params![transfer(&account(1), nonce, to, 1)]).await;
+        last = node
+            .request(
+                "eth_sendRawTransaction",
+                rpc_params![transfer(&account(1), nonce, to, 1)],
+            )
+            .await;
     }
     node.wait_receipt(last).await;
     let head = node.block_number().await;
-    let block: serde_json::Value = node.request("eth_getBlockByNumber", rpc_params!["latest", false]).await;
+    let block: serde_json::Value = node
+        .request("eth_getBlockByNumber", rpc_params!["latest", false])
+        .await;
     let dir = node.stop().await;
 
     let cfg = crate::common::dev_config(dir.path(), std::time::Duration::ZERO);
     let node = TestNode::start_in(dir, cfg).await;
     assert_eq!(node.block_number().await, head);
-    let again: serde_json::Value = node.request("eth_getBlockByNumber", rpc_params!["latest", false]).await;
+    let again: serde_json::Value = node
+        .request("eth_getBlockByNumber", rpc_params!["latest", false])
+        .await;
     assert_eq!(block["hash"], again["hash"]);
-    let balance: U256 = node.request("eth_getBalance", rpc_params![to, "latest"]).await;
+    let balance: U256 = node
+        .request("eth_getBalance", rpc_params![to, "latest"])
+        .await;
     assert_eq!(balance, U256::from(5));
     node.stop().await;
 }
@@ -51,19 +69,36 @@ async fn get_logs_limits_name_a_smaller_range_to_retry() {
     })
     .await;
     for nonce in 0..3 {
-        let hash: B256 = node.request("eth_sendRawTransaction", rpc_params![transfer(&account(2), nonce, Address::ZERO, 1)]).await;
+        let hash: B256 = node
+            .request(
+                "eth_sendRawTransaction",
+                rpc_params![transfer(&account(2), nonce, Address::ZERO, 1)],
+            )
+            .await;
         node.wait_receipt(hash).await;
     }
     let err = node
         .http
-        .request::<serde_json::Value, _>("eth_getLogs", rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "latest"})])
+        .request::<serde_json::Value, _>(
+            "eth_getLogs",
+            rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "latest"})],
+        )
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("-32005") || err.contains("max block range"), "{err}");
-    assert!(err.contains("toBlock 0x1"), "suggests a range that fits: {err}");
+    assert!(
+        err.contains("-32005") || err.contains("max block range"),
+        "{err}"
+    );
+    assert!(
+        err.contains("toBlock 0x1"),
+        "suggests a range that fits: {err}"
+    );
     let ok: Vec<serde_json::Value> = node
-        .request("eth_getLogs", rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "0x1"})])
+        .request(
+            "eth_getLogs",
+            rpc_params![serde_json::json!({"fromBlock": "0x0", "toBlock": "0x1"})],
+        )
         .await;
     assert!(ok.is_empty());
     node.stop().await;

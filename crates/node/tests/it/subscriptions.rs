@@ -20,15 +20,21 @@ fn logging_contract() -> Bytes {
     runtime.extend([0x60, 0x00, 0x60, 0x00, 0xa1, 0x00]);
     let len = runtime.len() as u8;
     // init: CODECOPY runtime to memory and RETURN it.
-    let mut init = vec![0x60, len, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, len, 0x60, 0x00, 0xf3];
+    let mut init = vec![
+        0x60, len, 0x60, 0x0c, 0x60, 0x00, 0x39, 0x60, len, 0x60, 0x00, 0xf3,
+    ];
     init.extend(runtime);
     init.into()
 }
 
 async fn subscribe(ws: &mut Ws, id: u64, params: Value) -> String {
-    ws.send(&json!({"jsonrpc":"2.0","id":id,"method":"eth_subscribe","params":params}).to_string()).await;
+    ws.send(&json!({"jsonrpc":"2.0","id":id,"method":"eth_subscribe","params":params}).to_string())
+        .await;
     let reply = ws.recv().await;
-    let sub = reply["result"].as_str().unwrap_or_else(|| panic!("subscribe failed: {reply}")).to_string();
+    let sub = reply["result"]
+        .as_str()
+        .unwrap_or_else(|| panic!("subscribe failed: {reply}"))
+        .to_string();
     assert!(sub.starts_with("0x"), "hex subscription id: {sub}");
     sub
 }
@@ -40,10 +46,24 @@ async fn new_heads_and_logs_arrive_in_order_and_unsubscribe_answers() {
     let heads = subscribe(&mut ws, 1, json!(["newHeads"])).await;
 
     let deploy: B256 = node
-        .request("eth_sendRawTransaction", rpc_params![signed_tx(&account(5), 0, TxKind::Create, U256::ZERO, logging_contract(), 200_000)])
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![signed_tx(
+                &account(5),
+                0,
+                TxKind::Create,
+                U256::ZERO,
+                logging_contract(),
+                200_000
+            )],
+        )
         .await;
     let receipt = node.wait_receipt(deploy).await;
-    let contract: Address = receipt["contractAddress"].as_str().unwrap().parse().unwrap();
+    let contract: Address = receipt["contractAddress"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
 
     let note = ws.recv().await;
     assert_eq!(note["method"], "eth_subscription");
@@ -51,13 +71,34 @@ async fn new_heads_and_logs_arrive_in_order_and_unsubscribe_answers() {
     let header = &note["params"]["result"];
     assert_eq!(header["number"], receipt["blockNumber"]);
     assert_eq!(header["hash"], receipt["blockHash"]);
-    for key in ["parentHash", "stateRoot", "receiptsRoot", "logsBloom", "gasLimit", "timestamp", "baseFeePerGas"] {
-        assert!(header.get(key).is_some(), "newHeads header has {key}: {header}");
+    for key in [
+        "parentHash",
+        "stateRoot",
+        "receiptsRoot",
+        "logsBloom",
+        "gasLimit",
+        "timestamp",
+        "baseFeePerGas",
+    ] {
+        assert!(
+            header.get(key).is_some(),
+            "newHeads header has {key}: {header}"
+        );
     }
 
     let logs = subscribe(&mut ws, 2, json!(["logs", {"address": contract}])).await;
     let call: B256 = node
-        .request("eth_sendRawTransaction", rpc_params![signed_tx(&account(5), 1, TxKind::Call(contract), U256::ZERO, Bytes::new(), 100_000)])
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![signed_tx(
+                &account(5),
+                1,
+                TxKind::Call(contract),
+                U256::ZERO,
+                Bytes::new(),
+                100_000
+            )],
+        )
         .await;
     node.wait_receipt(call).await;
     let mut log_indexes = Vec::new();
@@ -66,13 +107,23 @@ async fn new_heads_and_logs_arrive_in_order_and_unsubscribe_answers() {
         if note["params"]["subscription"] == logs.as_str() {
             let log = &note["params"]["result"];
             assert_eq!(log["transactionHash"], json!(call));
-            assert_eq!(log["address"].as_str().unwrap().to_lowercase(), format!("{contract:#x}"));
+            assert_eq!(
+                log["address"].as_str().unwrap().to_lowercase(),
+                format!("{contract:#x}")
+            );
             log_indexes.push(log["logIndex"].as_str().unwrap().to_string());
         }
     }
-    assert_eq!(log_indexes, vec!["0x0", "0x1"], "one notification per log, in order");
+    assert_eq!(
+        log_indexes,
+        vec!["0x0", "0x1"],
+        "one notification per log, in order"
+    );
 
-    ws.send(&json!({"jsonrpc":"2.0","id":3,"method":"eth_unsubscribe","params":[heads]}).to_string()).await;
+    ws.send(
+        &json!({"jsonrpc":"2.0","id":3,"method":"eth_unsubscribe","params":[heads]}).to_string(),
+    )
+    .await;
     loop {
         let reply = ws.recv().await;
         if reply["id"] == 3 {
@@ -96,7 +147,12 @@ async fn pending_transactions_are_announced_by_hash() {
     let node = TestNode::start_with(|c| c.block_time = std::time::Duration::from_secs(3600)).await;
     let mut ws = Ws::connect(node.ws_addr).await;
     let sub = subscribe(&mut ws, 1, json!(["newPendingTransactions"])).await;
-    let hash: B256 = node.request("eth_sendRawTransaction", rpc_params![transfer(&account(6), 0, Address::repeat_byte(1), 1)]).await;
+    let hash: B256 = node
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(6), 0, Address::repeat_byte(1), 1)],
+        )
+        .await;
     let note = ws.recv().await;
     assert_eq!(note["params"]["subscription"], sub.as_str());
     assert_eq!(note["params"]["result"], json!(hash));
@@ -107,9 +163,13 @@ async fn pending_transactions_are_announced_by_hash() {
 async fn unknown_subscription_kind_is_invalid_params() {
     let node = TestNode::start().await;
     let mut ws = Ws::connect(node.ws_addr).await;
-    ws.send(r#"{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["syncing2"]}"#).await;
+    ws.send(r#"{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["syncing2"]}"#)
+        .await;
     let reply = ws.recv().await;
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
-    assert!(reply["error"]["message"].as_str().unwrap().contains("newHeads"));
+    assert!(reply["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("newHeads"));
     node.stop().await;
 }
