@@ -48,8 +48,12 @@ pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
                 tracing::info!(target: "l2node::miner", number, txs, "sealed block")
             }
             Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::error!(target: "l2node::miner", error = %e, "block production failed"),
-            Err(e) => tracing::error!(target: "l2node::miner", error = %e, "block production panicked"),
+            Ok(Err(e)) => {
+                tracing::error!(target: "l2node::miner", error = %e, "block production failed")
+            }
+            Err(e) => {
+                tracing::error!(target: "l2node::miner", error = %e, "block production panicked")
+            }
         }
         // With --block-time 0, a transaction that arrived during building starts the next block.
         if ticker.is_none() && pool.status().0 > 0 {

@@ -98,7 +98,10 @@ impl Inner {
 
     /// Records a nonce read from state after the latest block.
     pub fn note_nonce(&mut self, sender: Address, nonce: u64) {
-        let floor = self.nonce_floor.entry(sender).or_insert((nonce, self.epoch));
+        let floor = self
+            .nonce_floor
+            .entry(sender)
+            .or_insert((nonce, self.epoch));
         *floor = (floor.0.max(nonce), self.epoch);
     }
 
@@ -107,7 +110,8 @@ impl Inner {
         self.epoch += 1;
         if self.epoch.is_multiple_of(NONCE_FLOOR_EPOCHS) {
             let epoch = self.epoch;
-            self.nonce_floor.retain(|_, (_, e)| *e + NONCE_FLOOR_EPOCHS > epoch);
+            self.nonce_floor
+                .retain(|_, (_, e)| *e + NONCE_FLOOR_EPOCHS > epoch);
         }
     }
 
@@ -115,7 +119,9 @@ impl Inner {
     /// forward, so a lower nonce read elsewhere is stale.
     pub fn known_nonce(&self, sender: &Address) -> u64 {
         let floor = self.nonce_floor.get(sender).map_or(0, |f| f.0);
-        self.senders.get(sender).map_or(floor, |s| s.base.max(floor))
+        self.senders
+            .get(sender)
+            .map_or(floor, |s| s.base.max(floor))
     }
 
     /// Re-keys the price index when the base fee changed (once per block at most).

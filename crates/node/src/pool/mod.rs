@@ -212,7 +212,10 @@ impl Pool {
         // The state may predate a block the pool already reconciled: never go back in nonce.
         let account_nonce = account_nonce.max(inner.known_nonce(&sender));
         if nonce < account_nonce {
-            return Err(PoolError::NonceTooLow { next: account_nonce, nonce });
+            return Err(PoolError::NonceTooLow {
+                next: account_nonce,
+                nonce,
+            });
         }
         inner.set_base_fee(ctx.base_fee);
         let mut promoted = Vec::new();

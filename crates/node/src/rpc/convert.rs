@@ -133,6 +133,6 @@ fn blob_gas_price(block: &StoredBlock) -> u128 {
     block
         .header
         .excess_blob_gas
-        .map(|excess| alloy_eips::eip4844::calc_blob_gasprice(excess))
+        .map(alloy_eips::eip4844::calc_blob_gasprice)
         .unwrap_or(1)
 }

@@ -21,7 +21,10 @@ pub(crate) fn encode_account(a: &AccountState) -> [u8; ACCOUNT_LEN] {
 
 pub(crate) fn decode_account(bytes: &[u8]) -> Result<AccountState, StorageError> {
     if bytes.len() != ACCOUNT_LEN {
-        return Err(corrupt("accounts", format!("account record of {} bytes", bytes.len())));
+        return Err(corrupt(
+            "accounts",
+            format!("account record of {} bytes", bytes.len()),
+        ));
     }
     Ok(AccountState {
         nonce: u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")),
@@ -50,7 +53,10 @@ pub(crate) fn block_suffix(key: &[u8]) -> u64 {
     u64::from_be_bytes(key[key.len() - 8..].try_into().expect("8-byte suffix"))
 }
 
-pub(crate) fn decode_rlp<T: Decodable>(table: &'static str, mut bytes: &[u8]) -> Result<T, StorageError> {
+pub(crate) fn decode_rlp<T: Decodable>(
+    table: &'static str,
+    mut bytes: &[u8],
+) -> Result<T, StorageError> {
     T::decode(&mut bytes).map_err(|e| corrupt(table, e.to_string()))
 }
 

@@ -132,7 +132,10 @@ impl Storage {
         let db = redb::Database::builder()
             .set_cache_size(crate::constants::DB_CACHE_BYTES)
             .create(path)?;
-        let storage = Self { db: Arc::new(db), snapshots: Default::default() };
+        let storage = Self {
+            db: Arc::new(db),
+            snapshots: Default::default(),
+        };
         storage.create_tables()?;
         storage.snapshots.refresh(&storage.db);
         Ok(storage)
@@ -173,13 +176,19 @@ impl Storage {
     pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
         let snap = self.snapshot()?;
         let table = snap.table(&snap.headers)?;
-        table.get(number)?.map(|v| codec::decode_rlp("headers", v.value())).transpose()
+        table
+            .get(number)?
+            .map(|v| codec::decode_rlp("headers", v.value()))
+            .transpose()
     }
 
     /// Number of the block with `hash`.
     pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
         let snap = self.snapshot()?;
-        Ok(snap.table(&snap.hash_to_number)?.get(&hash.0)?.map(|v| v.value()))
+        Ok(snap
+            .table(&snap.hash_to_number)?
+            .get(&hash.0)?
+            .map(|v| v.value()))
     }
 
     /// Full block `number` (header, body, senders).
@@ -191,7 +200,8 @@ impl Storage {
             .map(|v| {
                 // The hash is keccak256 of the stored RLP: no re-encoding needed.
                 let raw = v.value();
-                codec::decode_rlp::<Header>("headers", raw).map(|h| (h, alloy_primitives::keccak256(raw)))
+                codec::decode_rlp::<Header>("headers", raw)
+                    .map(|h| (h, alloy_primitives::keccak256(raw)))
             })
             .transpose()?
         else {
@@ -204,16 +214,29 @@ impl Storage {
         let senders = snap
             .table(&snap.senders)?
             .get(number)?
-            .map(|v| v.value().chunks_exact(20).map(Address::from_slice).collect())
+            .map(|v| {
+                v.value()
+                    .chunks_exact(20)
+                    .map(Address::from_slice)
+                    .collect()
+            })
             .unwrap_or_default();
-        Ok(Some(StoredBlock { hash, header, body, senders }))
+        Ok(Some(StoredBlock {
+            hash,
+            header,
+            body,
+            senders,
+        }))
     }
 
     /// Receipts of block `number`, in transaction order.
     pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
         let snap = self.snapshot()?;
         let table = snap.table(&snap.receipts)?;
-        table.get(number)?.map(|v| codec::decode_receipts(v.value())).transpose()
+        table
+            .get(number)?
+            .map(|v| codec::decode_receipts(v.value()))
+            .transpose()
     }
 
     /// Block number and index of a transaction.
@@ -224,7 +247,11 @@ impl Storage {
 
     /// The state as of block `number` (`None` = the head), as a consistent snapshot.
     pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
-        Ok(StateAt::new(self.snapshot()?, self.snapshots.clone(), number))
+        Ok(StateAt::new(
+            self.snapshot()?,
+            self.snapshots.clone(),
+            number,
+        ))
     }
 }
 

@@ -31,7 +31,11 @@ impl TrieStore for ReadOnlyTrie {
 
 impl Storage {
     /// EIP-1186 proof of `address` and `slots` against the head state root.
-    pub fn proof(&self, address: Address, slots: &[B256]) -> Result<EIP1186AccountProofResponse, StorageError> {
+    pub fn proof(
+        &self,
+        address: Address,
+        slots: &[B256],
+    ) -> Result<EIP1186AccountProofResponse, StorageError> {
         let tx = self.db.begin_read()?;
         let store = ReadOnlyTrie(tx.open_table(trie::TRIE_NODES)?);
         let p = trie::account_proof(&store, address, slots)?;
@@ -49,7 +53,11 @@ impl Storage {
             storage_proof: p
                 .storage_proofs
                 .into_iter()
-                .map(|s| EIP1186StorageProof { key: JsonStorageKey::Hash(s.slot), value: s.value, proof: s.proof })
+                .map(|s| EIP1186StorageProof {
+                    key: JsonStorageKey::Hash(s.slot),
+                    value: s.value,
+                    proof: s.proof,
+                })
                 .collect(),
         })
     }

@@ -23,7 +23,9 @@ pub struct StateAt {
 
 impl std::fmt::Debug for StateAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StateAt").field("at", &self.at).finish_non_exhaustive()
+        f.debug_struct("StateAt")
+            .field("at", &self.at)
+            .finish_non_exhaustive()
     }
 }
 
@@ -48,10 +50,17 @@ impl StateAt {
             if let Some(entry) = history.range(from.as_slice()..=to.as_slice())?.next() {
                 let (_, v) = entry?;
                 let bytes = v.value();
-                return if bytes.is_empty() { Ok(None) } else { decode_account(bytes).map(Some) };
+                return if bytes.is_empty() {
+                    Ok(None)
+                } else {
+                    decode_account(bytes).map(Some)
+                };
             }
         }
-        snap.table(&snap.accounts)?.get(&address.0 .0)?.map(|v| decode_account(v.value())).transpose()
+        snap.table(&snap.accounts)?
+            .get(&address.0 .0)?
+            .map(|v| decode_account(v.value()))
+            .transpose()
     }
 }
 

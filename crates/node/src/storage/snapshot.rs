@@ -27,7 +27,10 @@ pub(crate) struct Lazy<K: redb::Key + 'static, V: redb::Value + 'static> {
 
 impl<K: redb::Key + 'static, V: redb::Value + 'static> Lazy<K, V> {
     const fn new(def: TableDefinition<'static, K, V>) -> Self {
-        Self { def, table: OnceLock::new() }
+        Self {
+            def,
+            table: OnceLock::new(),
+        }
     }
 }
 
@@ -117,7 +120,10 @@ impl Snapshots {
     /// Replaces the snapshot after a commit. Called with the write lock of the chain held, so
     /// snapshots only move forward; on failure the next reader takes one itself.
     pub(crate) fn refresh(&self, db: &redb::Database) {
-        let next = db.begin_read().map_err(StorageError::from).and_then(Snapshot::new);
+        let next = db
+            .begin_read()
+            .map_err(StorageError::from)
+            .and_then(Snapshot::new);
         let mut current = self.current.write();
         match next {
             // Never step back behind a newer snapshot a reader already took.

@@ -39,7 +39,12 @@ impl Storage {
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
         let tx = self.db.begin_write().map_err(StorageError::from)?;
-        let head = tx.open_table(META).map_err(StorageError::from)?.get("head").map_err(StorageError::from)?.map(|v| v.value());
+        let head = tx
+            .open_table(META)
+            .map_err(StorageError::from)?
+            .get("head")
+            .map_err(StorageError::from)?
+            .map(|v| v.value());
         let expected = head.map_or(0, |h| h + 1);
         if number != expected {
             return Err(StorageError::NotNext { number, expected }.into());
@@ -54,7 +59,11 @@ impl Storage {
     }
 }
 
-fn write_state(tx: &WriteTransaction, number: u64, changes: &[AccountChange]) -> Result<B256, StorageError> {
+fn write_state(
+    tx: &WriteTransaction,
+    number: u64,
+    changes: &[AccountChange],
+) -> Result<B256, StorageError> {
     let mut accounts = tx.open_table(ACCOUNTS)?;
     let mut storage = tx.open_table(STORAGE)?;
     let mut code = tx.open_table(CODE)?;
@@ -64,7 +73,10 @@ fn write_state(tx: &WriteTransaction, number: u64, changes: &[AccountChange]) ->
         let addr = change.address;
         let old = accounts.get(&addr.0 .0)?.map(|v| v.value().to_vec());
         let old_bytes = old.unwrap_or_default();
-        account_history.insert(codec::with_block(addr.as_slice(), number).as_slice(), old_bytes.as_slice())?;
+        account_history.insert(
+            codec::with_block(addr.as_slice(), number).as_slice(),
+            old_bytes.as_slice(),
+        )?;
         if !old_bytes.is_empty() {
             decode_account(&old_bytes)?;
         }
@@ -88,7 +100,10 @@ fn write_state(tx: &WriteTransaction, number: u64, changes: &[AccountChange]) ->
         }
         for (slot, value) in &change.storage {
             let key = codec::slot_key(&addr, slot);
-            let old = storage.get(key.as_slice())?.map(|v| *v.value()).unwrap_or_default();
+            let old = storage
+                .get(key.as_slice())?
+                .map(|v| *v.value())
+                .unwrap_or_default();
             let hist_key = codec::with_block(&key, number);
             // A wipe in this block already recorded the pre-block value.
             if storage_history.get(hist_key.as_slice())?.is_none() {
@@ -123,15 +138,22 @@ fn wipe_storage(
     Ok(())
 }
 
-fn write_block(tx: &WriteTransaction, number: u64, block: &BlockToStore) -> Result<B256, StorageError> {
+fn write_block(
+    tx: &WriteTransaction,
+    number: u64,
+    block: &BlockToStore,
+) -> Result<B256, StorageError> {
     let header_rlp = codec::encode_rlp(&block.header);
     let hash = alloy_primitives::keccak256(&header_rlp);
-    tx.open_table(HEADERS)?.insert(number, header_rlp.as_slice())?;
+    tx.open_table(HEADERS)?
+        .insert(number, header_rlp.as_slice())?;
     tx.open_table(HASH_TO_NUMBER)?.insert(&hash.0, number)?;
-    tx.open_table(BODIES)?.insert(number, codec::encode_rlp(&block.body).as_slice())?;
+    tx.open_table(BODIES)?
+        .insert(number, codec::encode_rlp(&block.body).as_slice())?;
     let senders: Vec<u8> = block.senders.iter().flat_map(|a| a.0 .0).collect();
     tx.open_table(SENDERS)?.insert(number, senders.as_slice())?;
-    tx.open_table(RECEIPTS)?.insert(number, codec::encode_receipts(&block.receipts).as_slice())?;
+    tx.open_table(RECEIPTS)?
+        .insert(number, codec::encode_receipts(&block.receipts).as_slice())?;
     let mut tx_index = tx.open_table(TX_INDEX)?;
     for (i, t) in block.body.transactions.iter().enumerate() {
         tx_index.insert(&t.trie_hash().0, (number, i as u32))?;
