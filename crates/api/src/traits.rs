@@ -31,7 +31,12 @@ pub trait EthApi {
     async fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes>;
     /// A storage slot at a block.
     #[method(name = "getStorageAt")]
-    async fn storage_at(&self, address: Address, slot: U256, block: Option<BlockId>) -> RpcResult<B256>;
+    async fn storage_at(
+        &self,
+        address: Address,
+        slot: U256,
+        block: Option<BlockId>,
+    ) -> RpcResult<B256>;
     /// Executes a call without a transaction.
     #[method(name = "call")]
     async fn call(
@@ -51,7 +56,11 @@ pub trait EthApi {
     ) -> RpcResult<U64>;
     /// Access list and gas used of a call.
     #[method(name = "createAccessList")]
-    async fn create_access_list(&self, request: TransactionRequest, block: Option<BlockId>) -> RpcResult<AccessListResult>;
+    async fn create_access_list(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+    ) -> RpcResult<AccessListResult>;
     /// Submits a signed transaction.
     #[method(name = "sendRawTransaction")]
     async fn send_raw_transaction(&self, bytes: Bytes) -> RpcResult<B256>;
@@ -60,10 +69,18 @@ pub trait EthApi {
     async fn transaction_by_hash(&self, hash: B256) -> RpcResult<Option<Transaction>>;
     /// A transaction by block hash and index.
     #[method(name = "getTransactionByBlockHashAndIndex")]
-    async fn transaction_by_block_hash_and_index(&self, hash: B256, index: Index) -> RpcResult<Option<Transaction>>;
+    async fn transaction_by_block_hash_and_index(
+        &self,
+        hash: B256,
+        index: Index,
+    ) -> RpcResult<Option<Transaction>>;
     /// A transaction by block number and index.
     #[method(name = "getTransactionByBlockNumberAndIndex")]
-    async fn transaction_by_block_number_and_index(&self, block: BlockNumberOrTag, index: Index) -> RpcResult<Option<Transaction>>;
+    async fn transaction_by_block_number_and_index(
+        &self,
+        block: BlockNumberOrTag,
+        index: Index,
+    ) -> RpcResult<Option<Transaction>>;
     /// Receipt of a mined transaction.
     #[method(name = "getTransactionReceipt")]
     async fn transaction_receipt(&self, hash: B256) -> RpcResult<Option<TransactionReceipt>>;
@@ -75,13 +92,20 @@ pub trait EthApi {
     async fn block_by_hash(&self, hash: B256, full: bool) -> RpcResult<Option<Block>>;
     /// A block by number or tag (`pending` = what the sequencer would build next).
     #[method(name = "getBlockByNumber")]
-    async fn block_by_number(&self, block: BlockNumberOrTag, full: bool) -> RpcResult<Option<Block>>;
+    async fn block_by_number(
+        &self,
+        block: BlockNumberOrTag,
+        full: bool,
+    ) -> RpcResult<Option<Block>>;
     /// Transaction count of a block by hash.
     #[method(name = "getBlockTransactionCountByHash")]
     async fn block_transaction_count_by_hash(&self, hash: B256) -> RpcResult<Option<U64>>;
     /// Transaction count of a block by number.
     #[method(name = "getBlockTransactionCountByNumber")]
-    async fn block_transaction_count_by_number(&self, block: BlockNumberOrTag) -> RpcResult<Option<U64>>;
+    async fn block_transaction_count_by_number(
+        &self,
+        block: BlockNumberOrTag,
+    ) -> RpcResult<Option<U64>>;
     /// Uncle count by block hash (always 0 after the merge).
     #[method(name = "getUncleCountByBlockHash")]
     async fn uncle_count_by_block_hash(&self, hash: B256) -> RpcResult<Option<U64>>;
@@ -96,7 +120,12 @@ pub trait EthApi {
     async fn max_priority_fee_per_gas(&self) -> RpcResult<U256>;
     /// Base fees, gas ratios and reward percentiles of recent blocks.
     #[method(name = "feeHistory")]
-    async fn fee_history(&self, block_count: U64, newest: BlockNumberOrTag, percentiles: Option<Vec<f64>>) -> RpcResult<FeeHistory>;
+    async fn fee_history(
+        &self,
+        block_count: U64,
+        newest: BlockNumberOrTag,
+        percentiles: Option<Vec<f64>>,
+    ) -> RpcResult<FeeHistory>;
     /// Logs matching a filter.
     #[method(name = "getLogs")]
     async fn logs(&self, filter: Filter) -> RpcResult<Vec<Log>>;
@@ -120,7 +149,12 @@ pub trait EthApi {
     async fn uninstall_filter(&self, id: U256) -> RpcResult<bool>;
     /// Merkle proofs of an account and its slots (EIP-1186).
     #[method(name = "getProof")]
-    async fn proof(&self, address: Address, keys: Vec<B256>, block: BlockId) -> RpcResult<EIP1186AccountProofResponse>;
+    async fn proof(
+        &self,
+        address: Address,
+        keys: Vec<B256>,
+        block: BlockId,
+    ) -> RpcResult<EIP1186AccountProofResponse>;
 }
 
 /// The `eth_subscribe` pub/sub API (WebSocket only).
@@ -128,7 +162,11 @@ pub trait EthApi {
 pub trait EthPubSubApi {
     /// `newHeads`, `logs` (with a filter object) or `newPendingTransactions`.
     #[subscription(name = "subscribe" => "subscription", unsubscribe = "unsubscribe", item = serde_json::Value)]
-    async fn subscribe_to(&self, kind: String, params: Option<serde_json::Value>) -> jsonrpsee::core::SubscriptionResult;
+    async fn subscribe_to(
+        &self,
+        kind: String,
+        params: Option<serde_json::Value>,
+    ) -> jsonrpsee::core::SubscriptionResult;
 }
 
 /// The `net_` namespace.

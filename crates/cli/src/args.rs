@@ -7,8 +7,7 @@ use anyhow::Context;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use l2node_node::{
     chainspec::ChainSpec,
-    constants as c,
-    dev,
+    constants as c, dev,
     pool::PoolConfig,
     rpc::{RpcConfig, RpcServerConfig},
     NodeConfig,
@@ -70,7 +69,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub data_path: Option<PathBuf>,
     /// Block-signing key (hex); a node with a key is a sequencer. --dev uses the dev key.
-    #[arg(long, env = "L2NODE_SIGNER_KEY", value_name = "HEX", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "L2NODE_SIGNER_KEY",
+        value_name = "HEX",
+        hide_env_values = true
+    )]
     pub signer_key: Option<String>,
     /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
     #[arg(long, default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
@@ -133,18 +137,34 @@ impl Cli {
     pub fn parse_with_config_file() -> anyhow::Result<Self> {
         let argv: Vec<String> = std::env::args().collect();
         let first = Self::parse_from(&argv);
-        let Some(path) = &first.config_file else { return Ok(first) };
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let table: toml::Table = text.parse().with_context(|| format!("parsing {}", path.display()))?;
+        let Some(path) = &first.config_file else {
+            return Ok(first);
+        };
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let table: toml::Table = text
+            .parse()
+            .with_context(|| format!("parsing {}", path.display()))?;
         // Insert the file's options right after the subcommand so command-line flags override.
-        let sub = argv.iter().position(|a| a == "run" || a == "import").unwrap_or(argv.len());
+        let sub = argv
+            .iter()
+            .position(|a| a == "run" || a == "import")
+            .unwrap_or(argv.len());
         let mut merged: Vec<String> = argv[..=sub.min(argv.len() - 1)].to_vec();
         for (key, value) in table {
             let values: Vec<String> = match value {
                 toml::Value::Boolean(true) => vec![],
                 toml::Value::Boolean(false) => vec!["false".into()],
                 toml::Value::String(s) => vec![s],
-                toml::Value::Array(a) => vec![a.iter().map(|v| v.as_str().map(String::from).unwrap_or_else(|| v.to_string())).collect::<Vec<_>>().join(",")],
+                toml::Value::Array(a) => vec![a
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(String::from)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")],
                 other => vec![other.to_string()],
             };
             merged.push(format!("--{key}"));
@@ -170,17 +190,25 @@ impl RunArgs {
     pub fn into_config(self) -> anyhow::Result<NodeConfig> {
         let (spec, default_dir, dev_key) = if self.dev {
             let spec = ChainSpec::from_genesis(dev::dev_genesis(self.block_time))?;
-            (spec, PathBuf::from("l2node-data/dev"), Some(dev::dev_sequencer()))
+            (
+                spec,
+                PathBuf::from("l2node-data/dev"),
+                Some(dev::dev_sequencer()),
+            )
         } else {
-            let path = self
-                .genesis_file
-                .as_ref()
-                .context("--genesis-file is required (or --dev for the built-in development chain)")?;
-            let spec = ChainSpec::from_genesis_file(path).with_context(|| format!("reading genesis {}", path.display()))?;
+            let path = self.genesis_file.as_ref().context(
+                "--genesis-file is required (or --dev for the built-in development chain)",
+            )?;
+            let spec = ChainSpec::from_genesis_file(path)
+                .with_context(|| format!("reading genesis {}", path.display()))?;
             (spec, PathBuf::from("l2node-data"), None)
         };
         let signer = match &self.signer_key {
-            Some(hex) => Some(hex.trim().parse().context("--signer-key must be a 32-byte hex private key")?),
+            Some(hex) => Some(
+                hex.trim()
+                    .parse()
+                    .context("--signer-key must be a 32-byte hex private key")?,
+            ),
             None => dev_key,
         };
         Ok(NodeConfig {
@@ -203,7 +231,11 @@ impl RunArgs {
                 host_allowlist: self.host_allowlist,
                 cors_origins: self.rpc_http_cors_origins,
             },
-            rpc: RpcConfig { gas_cap: self.rpc_gas_cap, max_logs_range: self.rpc_max_logs_range, ..Default::default() },
+            rpc: RpcConfig {
+                gas_cap: self.rpc_gas_cap,
+                max_logs_range: self.rpc_max_logs_range,
+                ..Default::default()
+            },
             pool: PoolConfig::default(),
         })
     }

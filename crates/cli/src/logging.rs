@@ -35,8 +35,10 @@ pub fn progress_bar() -> Option<indicatif::ProgressBar> {
     }
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}")
-            .expect("valid template"),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg}",
+        )
+        .expect("valid template"),
     );
     Some(bar)
 }

@@ -13,7 +13,9 @@ use args::{Cli, Command, ImportArgs, RunArgs};
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse_with_config_file()?;
     logging::init(cli.log_format, &cli.log_level);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match cli.command {
         Command::Run(args) => runtime.block_on(run(*args)),
         Command::Import(args) => import_chain(args),
@@ -44,11 +46,21 @@ fn args_is_dev(cfg: &l2node_node::NodeConfig) -> bool {
 
 fn print_dev_banner(cfg: &l2node_node::NodeConfig) {
     println!("l2node dev chain");
-    println!("  chain id: {} ({:#x})", cfg.spec.chain_id, cfg.spec.chain_id);
+    println!(
+        "  chain id: {} ({:#x})",
+        cfg.spec.chain_id, cfg.spec.chain_id
+    );
     println!("  mnemonic: {}", l2node_node::constants::DEV_MNEMONIC);
-    println!("  accounts ({} ETH each):", l2node_node::constants::DEV_ACCOUNT_BALANCE_ETH);
+    println!(
+        "  accounts ({} ETH each):",
+        l2node_node::constants::DEV_ACCOUNT_BALANCE_ETH
+    );
     for (i, s) in dev::dev_accounts().iter().enumerate() {
-        println!("    ({i}) {} key 0x{}", s.address(), alloy_primitives::hex::encode(s.to_bytes()));
+        println!(
+            "    ({i}) {} key 0x{}",
+            s.address(),
+            alloy_primitives::hex::encode(s.to_bytes())
+        );
     }
     if let Some(k) = &cfg.signer {
         println!("  sequencer: {}", k.address());
@@ -71,9 +83,10 @@ async fn shutdown_signal() {
 }
 
 fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
-    let spec = Arc::new(ChainSpec::from_genesis_file(&args.genesis_file).with_context(|| {
-        format!("reading genesis {}", args.genesis_file.display())
-    })?);
+    let spec = Arc::new(
+        ChainSpec::from_genesis_file(&args.genesis_file)
+            .with_context(|| format!("reading genesis {}", args.genesis_file.display()))?,
+    );
     let chain = l2node_node::node::open_chain(&args.data_path, spec)?;
     let started = Instant::now();
     let bar = logging::progress_bar();

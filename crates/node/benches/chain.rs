@@ -7,10 +7,7 @@
 
 use std::{sync::Arc, time::Instant};
 
-use alloy_consensus::{
-    transaction::Recovered,
-    Block, SignableTransaction, TxEip1559, TxEnvelope,
-};
+use alloy_consensus::{transaction::Recovered, Block, SignableTransaction, TxEip1559, TxEnvelope};
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
@@ -28,7 +25,10 @@ sol! {
 }
 
 fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn open(dir: &std::path::Path) -> Chain {
@@ -36,7 +36,14 @@ fn open(dir: &std::path::Path) -> Chain {
     Chain::open(Storage::open(&dir.join("chain.redb")).unwrap(), spec).unwrap()
 }
 
-fn sign(key: &PrivateKeySigner, nonce: u64, to: TxKind, input: Bytes, value: u64, gas: u64) -> Recovered<TxEnvelope> {
+fn sign(
+    key: &PrivateKeySigner,
+    nonce: u64,
+    to: TxKind,
+    input: Bytes,
+    value: u64,
+    gas: u64,
+) -> Recovered<TxEnvelope> {
     let tx = TxEip1559 {
         chain_id: l2node_node::constants::DEV_CHAIN_ID,
         nonce,
@@ -61,26 +68,47 @@ fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
         gas_limit: head.header.gas_limit,
         ..Default::default()
     };
-    let built = executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
+    let built =
+        executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
     drop(state);
     let n = built.transactions.len();
-    chain.commit_built(built, [0u8; 32], &dev_sequencer()).unwrap();
+    chain
+        .commit_built(built, [0u8; 32], &dev_sequencer())
+        .unwrap();
     n
 }
 
 fn report(what: &str, txs: usize, secs: f64) {
-    println!("{what}: {txs} txs in {secs:.3} s = {:.0} tx/s", txs as f64 / secs);
+    println!(
+        "{what}: {txs} txs in {secs:.3} s = {:.0} tx/s",
+        txs as f64 / secs
+    );
 }
 
-fn run(label: &str, blocks: usize, per_block: usize, make: &dyn Fn(&PrivateKeySigner, u64) -> Recovered<TxEnvelope>, setup: &dyn Fn(&Chain)) {
+fn run(
+    label: &str,
+    blocks: usize,
+    per_block: usize,
+    make: &dyn Fn(&PrivateKeySigner, u64) -> Recovered<TxEnvelope>,
+    setup: &dyn Fn(&Chain),
+) {
     let keys = dev_accounts();
     let dir = tempfile::tempdir().unwrap();
     let chain = open(dir.path());
     setup(&chain);
     let first = chain.head().header.number + 1;
-    let mut nonces: Vec<u64> = keys.iter().map(|k| {
-        chain.storage().state_at(None).unwrap().account_state(k.address()).unwrap().map_or(0, |a| a.nonce)
-    }).collect();
+    let mut nonces: Vec<u64> = keys
+        .iter()
+        .map(|k| {
+            chain
+                .storage()
+                .state_at(None)
+                .unwrap()
+                .account_state(k.address())
+                .unwrap()
+                .map_or(0, |a| a.nonce)
+        })
+        .collect();
     // Sign everything up front: the pool has recovered senders before the miner sees a tx.
     let batches: Vec<Vec<_>> = (0..blocks)
         .map(|_| {
@@ -98,19 +126,29 @@ fn run(label: &str, blocks: usize, per_block: usize, make: &dyn Fn(&PrivateKeySi
     for b in batches {
         total += produce(&chain, b);
     }
-    report(&format!("produce {label}"), total, start.elapsed().as_secs_f64());
+    report(
+        &format!("produce {label}"),
+        total,
+        start.elapsed().as_secs_f64(),
+    );
 
     // Import the same blocks into a fresh node: recover senders, execute, verify every root.
     let blocks_to_import: Vec<Block<TxEnvelope>> = (first..=chain.head().header.number)
         .map(|n| {
             let b = chain.storage().block(n).unwrap().unwrap();
-            Block { header: b.header, body: b.body }
+            Block {
+                header: b.header,
+                body: b.body,
+            }
         })
         .collect();
     let pre: Vec<Block<TxEnvelope>> = (1..first)
         .map(|n| {
             let b = chain.storage().block(n).unwrap().unwrap();
-            Block { header: b.header, body: b.body }
+            Block {
+                header: b.header,
+                body: b.body,
+            }
         })
         .collect();
     let dir2 = tempfile::tempdir().unwrap();
@@ -122,7 +160,11 @@ fn run(label: &str, blocks: usize, per_block: usize, make: &dyn Fn(&PrivateKeySi
     for b in blocks_to_import {
         follower.import(b).unwrap();
     }
-    report(&format!("import  {label}"), total, start.elapsed().as_secs_f64());
+    report(
+        &format!("import  {label}"),
+        total,
+        start.elapsed().as_secs_f64(),
+    );
     assert_eq!(follower.head().hash, chain.head().hash);
 }
 
@@ -132,21 +174,40 @@ fn cold_start(blocks: usize) {
         let chain = open(dir.path());
         let key = &dev_accounts()[0];
         for n in 0..blocks {
-            produce(&chain, vec![sign(key, n as u64, TxKind::Call(Address::repeat_byte(1)), Bytes::new(), 1, 21_000)]);
+            produce(
+                &chain,
+                vec![sign(
+                    key,
+                    n as u64,
+                    TxKind::Call(Address::repeat_byte(1)),
+                    Bytes::new(),
+                    1,
+                    21_000,
+                )],
+            );
         }
     }
     let start = Instant::now();
     let chain = open(dir.path());
     let opened = start.elapsed();
     assert_eq!(chain.head().header.number, blocks as u64);
-    println!("cold start with {blocks} blocks: {:.1} ms", opened.as_secs_f64() * 1e3);
+    println!(
+        "cold start with {blocks} blocks: {:.1} ms",
+        opened.as_secs_f64() * 1e3
+    );
 }
 
 fn main() {
     let blocks = env_or("BENCH_BLOCKS", 10);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
     let sink = Address::repeat_byte(0xee);
-    run("ETH transfers", blocks, per_block, &|k, n| sign(k, n, TxKind::Call(sink), Bytes::new(), 1, 21_000), &|_| {});
+    run(
+        "ETH transfers",
+        blocks,
+        per_block,
+        &|k, n| sign(k, n, TxKind::Call(sink), Bytes::new(), 1, 21_000),
+        &|_| {},
+    );
 
     let token_code: Bytes = include_str!("token.bin").trim().parse().unwrap();
     let deployer = dev_accounts()[0].clone();
@@ -158,10 +219,28 @@ fn main() {
     };
     let setup = |chain: &Chain| {
         // Deploy, then give every dev account tokens to send.
-        let mut txs = vec![sign(&deployer, 0, TxKind::Create, init.clone(), 0, 3_000_000)];
+        let mut txs = vec![sign(
+            &deployer,
+            0,
+            TxKind::Create,
+            init.clone(),
+            0,
+            3_000_000,
+        )];
         for (i, k) in dev_accounts().iter().enumerate().skip(1) {
-            let call = transferCall { to: k.address(), value: U256::from(1u128 << 100) }.abi_encode();
-            txs.push(sign(&deployer, i as u64, TxKind::Call(token), call.into(), 0, 100_000));
+            let call = transferCall {
+                to: k.address(),
+                value: U256::from(1u128 << 100),
+            }
+            .abi_encode();
+            txs.push(sign(
+                &deployer,
+                i as u64,
+                TxKind::Call(token),
+                call.into(),
+                0,
+                100_000,
+            ));
         }
         assert_eq!(produce(chain, txs), 10);
     };
@@ -171,7 +250,11 @@ fn main() {
         per_block,
         &|k, n| {
             let to = Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
-            let call = transferCall { to, value: U256::from(1) }.abi_encode();
+            let call = transferCall {
+                to,
+                value: U256::from(1),
+            }
+            .abi_encode();
             sign(k, n, TxKind::Call(token), call.into(), 0, 100_000)
         },
         &setup,

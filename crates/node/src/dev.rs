@@ -30,17 +30,32 @@ pub fn dev_genesis(block_period: u64) -> Genesis {
     let mut alloc: BTreeMap<Address, GenesisAccount> = dev_accounts()
         .iter()
         .map(|s| {
-            let balance = U256::from(DEV_ACCOUNT_BALANCE_ETH) * U256::from(10u64).pow(U256::from(18));
+            let balance =
+                U256::from(DEV_ACCOUNT_BALANCE_ETH) * U256::from(10u64).pow(U256::from(18));
             (s.address(), GenesisAccount::default().with_balance(balance))
         })
         .collect();
     for (address, code) in [
         (eip4788::BEACON_ROOTS_ADDRESS, &eip4788::BEACON_ROOTS_CODE),
-        (eip2935::HISTORY_STORAGE_ADDRESS, &eip2935::HISTORY_STORAGE_CODE),
-        (eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS, &eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE),
-        (eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS, &eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE),
+        (
+            eip2935::HISTORY_STORAGE_ADDRESS,
+            &eip2935::HISTORY_STORAGE_CODE,
+        ),
+        (
+            eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS,
+            &eip7002::WITHDRAWAL_REQUEST_PREDEPLOY_CODE,
+        ),
+        (
+            eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS,
+            &eip7251::CONSOLIDATION_REQUEST_PREDEPLOY_CODE,
+        ),
     ] {
-        alloc.insert(address, GenesisAccount::default().with_nonce(Some(1)).with_code(Some(code.clone())));
+        alloc.insert(
+            address,
+            GenesisAccount::default()
+                .with_nonce(Some(1))
+                .with_code(Some(code.clone())),
+        );
     }
     let mut extra = vec![0u8; 32];
     extra.extend_from_slice(dev_sequencer().address().as_slice());
@@ -64,10 +79,15 @@ pub fn dev_genesis(block_period: u64) -> Genesis {
         shanghai_time: Some(0),
         cancun_time: Some(0),
         prague_time: Some(0),
-        clique: Some(CliqueConfig { period: Some(block_period), epoch: Some(30_000) }),
+        clique: Some(CliqueConfig {
+            period: Some(block_period),
+            epoch: Some(30_000),
+        }),
         ..Default::default()
     };
-    config.extra_fields.insert("zeroBaseFee".into(), serde_json::Value::Bool(true));
+    config
+        .extra_fields
+        .insert("zeroBaseFee".into(), serde_json::Value::Bool(true));
     Genesis {
         config,
         nonce: 0,
@@ -95,7 +115,9 @@ mod tests {
         assert_eq!(accounts.len(), 10);
         assert_eq!(
             accounts[0].address(),
-            "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266".parse::<Address>().unwrap()
+            "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"
+                .parse::<Address>()
+                .unwrap()
         );
     }
 

@@ -53,16 +53,29 @@ pub fn import_file(
     path: &std::path::Path,
     mut on_progress: impl FnMut(ImportProgress),
 ) -> Result<ImportProgress, ImportError> {
-    let io = |source| ImportError::Io { path: path.display().to_string(), source };
+    let io = |source| ImportError::Io {
+        path: path.display().to_string(),
+        source,
+    };
     let mut bytes = Vec::new();
-    std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(io)?;
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(io)?;
     let total = bytes.len();
     let mut rest: &[u8] = &bytes;
-    let mut progress = ImportProgress { offset: 0, total, number: 0, imported: 0, skipped: 0 };
+    let mut progress = ImportProgress {
+        offset: 0,
+        total,
+        number: 0,
+        imported: 0,
+        skipped: 0,
+    };
     while !rest.is_empty() {
         let offset = total - rest.len();
-        let block = Block::<TxEnvelope>::decode(&mut rest)
-            .map_err(|e| ImportError::Decode { offset, reason: e.to_string() })?;
+        let block = Block::<TxEnvelope>::decode(&mut rest).map_err(|e| ImportError::Decode {
+            offset,
+            reason: e.to_string(),
+        })?;
         let number = block.header.number;
         if number <= chain.head().header.number {
             progress.skipped += 1;

@@ -65,7 +65,9 @@ pub struct NodeHandle {
 
 impl std::fmt::Debug for NodeHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NodeHandle").field("chain", &self.chain).finish_non_exhaustive()
+        f.debug_struct("NodeHandle")
+            .field("chain", &self.chain)
+            .finish_non_exhaustive()
     }
 }
 
@@ -87,7 +89,10 @@ pub fn db_path(data_dir: &std::path::Path) -> PathBuf {
 }
 
 /// Opens storage and the chain without serving (used by `import`).
-pub fn open_chain(data_dir: &std::path::Path, spec: Arc<ChainSpec>) -> Result<Arc<Chain>, NodeError> {
+pub fn open_chain(
+    data_dir: &std::path::Path,
+    spec: Arc<ChainSpec>,
+) -> Result<Arc<Chain>, NodeError> {
     let storage = Storage::open(&db_path(data_dir))?;
     Ok(Arc::new(Chain::open(storage, spec)?))
 }
@@ -114,7 +119,9 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         .await
         .expect("open task")?;
     let mut pool_cfg = cfg.pool.clone();
-    pool_cfg.journal_path.get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
+    pool_cfg
+        .journal_path
+        .get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
     let pool = Arc::new(Pool::new(pool_cfg)?);
     {
         let state = chain.storage().state_at(None)?;
@@ -138,5 +145,10 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server)
         .await
         .map_err(|e| NodeError::Rpc(e.to_string()))?;
-    Ok(NodeHandle { chain, pool, rpc, miner })
+    Ok(NodeHandle {
+        chain,
+        pool,
+        rpc,
+        miner,
+    })
 }

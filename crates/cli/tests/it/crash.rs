@@ -30,7 +30,16 @@ struct Node {
 
 fn start(dir: &std::path::Path) -> Node {
     let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
-        .args(["run", "--dev", "--block-time", "0", "--rpc-http-port", "0", "--rpc-ws-enabled", "false"])
+        .args([
+            "run",
+            "--dev",
+            "--block-time",
+            "0",
+            "--rpc-http-port",
+            "0",
+            "--rpc-ws-enabled",
+            "false",
+        ])
         .arg("--data-path")
         .arg(dir)
         .stdout(Stdio::null())
@@ -51,8 +60,16 @@ fn start(dir: &std::path::Path) -> Node {
             }
         }
     });
-    let url = rx.recv_timeout(Duration::from_secs(60)).expect("node printed its HTTP address");
-    Node { child, http: HttpClientBuilder::default().request_timeout(Duration::from_secs(30)).build(url).unwrap() }
+    let url = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("node printed its HTTP address");
+    Node {
+        child,
+        http: HttpClientBuilder::default()
+            .request_timeout(Duration::from_secs(30))
+            .build(url)
+            .unwrap(),
+    }
 }
 
 fn transfer(key: &PrivateKeySigner, nonce: u64) -> Bytes {
@@ -76,13 +93,20 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
     let dir = tempfile::tempdir().unwrap();
     let mut node = start(dir.path());
     let keys: Vec<_> = dev_accounts().into_iter().take(SENDERS).collect();
-    let raw: Vec<Vec<Bytes>> = keys.iter().map(|k| (0..PER_SENDER).map(|n| transfer(k, n)).collect()).collect();
+    let raw: Vec<Vec<Bytes>> = keys
+        .iter()
+        .map(|k| (0..PER_SENDER).map(|n| transfer(k, n)).collect())
+        .collect();
 
     let mut acknowledged: Vec<B256> = Vec::new();
     let kill_after = SENDERS as u64 * PER_SENDER / 2;
     'flood: for n in 0..PER_SENDER as usize {
         for txs in &raw {
-            match node.http.request::<B256, _>("eth_sendRawTransaction", rpc_params![txs[n].clone()]).await {
+            match node
+                .http
+                .request::<B256, _>("eth_sendRawTransaction", rpc_params![txs[n].clone()])
+                .await
+            {
                 Ok(hash) => acknowledged.push(hash),
                 Err(e) => panic!("transaction rejected before the crash: {e}"),
             }
@@ -100,7 +124,11 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
     while !missing.is_empty() && Instant::now() < deadline {
         let mut still = Vec::new();
         for h in missing {
-            let r: serde_json::Value = node.http.request("eth_getTransactionReceipt", rpc_params![h]).await.unwrap();
+            let r: serde_json::Value = node
+                .http
+                .request("eth_getTransactionReceipt", rpc_params![h])
+                .await
+                .unwrap();
             if r.is_null() {
                 still.push(h);
             } else {
@@ -114,5 +142,10 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
     }
     node.child.kill().unwrap();
     node.child.wait().unwrap();
-    assert!(missing.is_empty(), "{} acknowledged transactions were lost, e.g. {}", missing.len(), missing[0]);
+    assert!(
+        missing.is_empty(),
+        "{} acknowledged transactions were lost, e.g. {}",
+        missing.len(),
+        missing[0]
+    );
 }

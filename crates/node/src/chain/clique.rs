@@ -42,7 +42,9 @@ pub fn seal(header: &mut Header, vanity: [u8; VANITY_LEN], key: &PrivateKeySigne
     let mut extra = vanity.to_vec();
     extra.extend_from_slice(&[0u8; SEAL_LEN]);
     header.extra_data = extra.into();
-    let sig = key.sign_hash_sync(&seal_hash(header)).expect("local signing cannot fail");
+    let sig = key
+        .sign_hash_sync(&seal_hash(header))
+        .expect("local signing cannot fail");
     let mut extra = vanity.to_vec();
     extra.extend_from_slice(&sig.as_bytes());
     // Clique encodes v as 0/1, not 27/28.
@@ -67,7 +69,10 @@ pub fn genesis_signers(extra: &[u8]) -> Vec<Address> {
     if extra.len() < VANITY_LEN + SEAL_LEN {
         return Vec::new();
     }
-    extra[VANITY_LEN..extra.len() - SEAL_LEN].chunks_exact(20).map(Address::from_slice).collect()
+    extra[VANITY_LEN..extra.len() - SEAL_LEN]
+        .chunks_exact(20)
+        .map(Address::from_slice)
+        .collect()
 }
 
 #[cfg(test)]
@@ -77,7 +82,10 @@ mod tests {
     #[test]
     fn sealed_header_recovers_its_signer() {
         let key = PrivateKeySigner::random();
-        let mut header = Header { number: 7, ..Default::default() };
+        let mut header = Header {
+            number: 7,
+            ..Default::default()
+        };
         seal(&mut header, [1u8; 32], &key);
         assert_eq!(header.extra_data.len(), VANITY_LEN + SEAL_LEN);
         assert_eq!(signer(&header).unwrap(), key.address());
@@ -86,7 +94,10 @@ mod tests {
     #[test]
     fn tampered_header_does_not_recover_the_signer() {
         let key = PrivateKeySigner::random();
-        let mut header = Header { number: 7, ..Default::default() };
+        let mut header = Header {
+            number: 7,
+            ..Default::default()
+        };
         seal(&mut header, [0u8; 32], &key);
         header.gas_used = 1;
         assert_ne!(signer(&header).ok(), Some(key.address()));

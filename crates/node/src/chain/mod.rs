@@ -101,7 +101,9 @@ pub struct Chain {
 
 impl std::fmt::Debug for Chain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chain").field("head", &self.head.read().header.number).finish()
+        f.debug_struct("Chain")
+            .field("head", &self.head.read().header.number)
+            .finish()
     }
 }
 
@@ -127,7 +129,9 @@ impl Chain {
                 storage.header(0)?.expect("genesis just written")
             }
             Some(n) => {
-                let stored = storage.header(0)?.expect("genesis exists when a head exists");
+                let stored = storage
+                    .header(0)?
+                    .expect("genesis exists when a head exists");
                 let mut expected = configured;
                 expected.state_root = stored.state_root;
                 if expected.hash_slow() != stored.hash_slow() {
@@ -143,7 +147,10 @@ impl Chain {
         let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
         Ok(Self {
             storage,
-            head: RwLock::new(Arc::new(Head { hash: head.hash_slow(), header: head })),
+            head: RwLock::new(Arc::new(Head {
+                hash: head.hash_slow(),
+                header: head,
+            })),
             spec,
             write: Mutex::new(()),
             blocks,
@@ -185,7 +192,12 @@ impl Chain {
                 return Err(clique::SealError::Unauthorized { number, signer }.into());
             }
         }
-        check(number, "transactions root", block.header.transactions_root, proofs::calculate_transaction_root(&block.body.transactions))?;
+        check(
+            number,
+            "transactions root",
+            block.header.transactions_root,
+            proofs::calculate_transaction_root(&block.body.transactions),
+        )?;
         let senders = block
             .body
             .transactions
@@ -202,13 +214,30 @@ impl Chain {
         drop(state);
         let header = block.header;
         check(number, "gas used", header.gas_used, out.gas_used)?;
-        check(number, "receipts root", header.receipts_root, proofs::calculate_receipt_root(&out.receipts))?;
-        let bloom = out.receipts.iter().fold(Bloom::ZERO, |acc, r| acc | r.bloom());
+        check(
+            number,
+            "receipts root",
+            header.receipts_root,
+            proofs::calculate_receipt_root(&out.receipts),
+        )?;
+        let bloom = out
+            .receipts
+            .iter()
+            .fold(Bloom::ZERO, |acc, r| acc | r.bloom());
         check(number, "logs bloom", header.logs_bloom, bloom)?;
-        let body = BlockBody { transactions: block.body.transactions, ommers: block.body.ommers, withdrawals: block.body.withdrawals };
+        let body = BlockBody {
+            transactions: block.body.transactions,
+            ommers: block.body.ommers,
+            withdrawals: block.body.withdrawals,
+        };
         self.commit(number, &out.changes, |root| {
             check(number, "state root", header.state_root, root)?;
-            Ok(BlockToStore { header, body, senders, receipts: out.receipts })
+            Ok(BlockToStore {
+                header,
+                body,
+                senders,
+                receipts: out.receipts,
+            })
         })
     }
 
@@ -232,17 +261,28 @@ impl Chain {
             });
         }
         let senders: Vec<Address> = built.transactions.iter().map(|t| t.signer()).collect();
-        let transactions: Vec<TxEnvelope> = built.transactions.drain(..).map(|t| t.into_inner()).collect();
+        let transactions: Vec<TxEnvelope> = built
+            .transactions
+            .drain(..)
+            .map(|t| t.into_inner())
+            .collect();
         let header = built.header;
         let receipts = built.receipts;
-        let withdrawals = self.spec.is_shanghai_active_at(header.timestamp).then(Default::default);
+        let withdrawals = self
+            .spec
+            .is_shanghai_active_at(header.timestamp)
+            .then(Default::default);
         self.commit(number, &built.changes, move |root| {
             let mut header = header;
             header.state_root = root;
             clique::seal(&mut header, vanity, key);
             Ok(BlockToStore {
                 header,
-                body: BlockBody { transactions, ommers: vec![], withdrawals },
+                body: BlockBody {
+                    transactions,
+                    ommers: vec![],
+                    withdrawals,
+                },
                 senders,
                 receipts,
             })
@@ -256,11 +296,24 @@ impl Chain {
         seal: impl FnOnce(B256) -> Result<BlockToStore, ChainError>,
     ) -> Result<B256, ChainError> {
         let (block, hash) = self.storage.commit_block(number, changes, seal)?;
-        let BlockToStore { header, body, senders, receipts } = block;
-        *self.head.write() = Arc::new(Head { header: header.clone(), hash });
+        let BlockToStore {
+            header,
+            body,
+            senders,
+            receipts,
+        } = block;
+        *self.head.write() = Arc::new(Head {
+            header: header.clone(),
+            hash,
+        });
         // Committed first, announced second: nobody hears of a block a crash could take back.
         let _ = self.blocks.send(Arc::new(NewBlock {
-            block: StoredBlock { header, hash, body, senders },
+            block: StoredBlock {
+                header,
+                hash,
+                body,
+                senders,
+            },
             receipts,
         }));
         Ok(hash)
@@ -276,7 +329,12 @@ fn check<T: PartialEq + std::fmt::Display>(
     if expected == computed {
         Ok(())
     } else {
-        Err(ChainError::Mismatch { number, field, expected: expected.to_string(), computed: computed.to_string() })
+        Err(ChainError::Mismatch {
+            number,
+            field,
+            expected: expected.to_string(),
+            computed: computed.to_string(),
+        })
     }
 }
 
@@ -288,7 +346,9 @@ fn genesis_body(spec: &ChainSpec) -> BlockBody<TxEnvelope> {
     BlockBody {
         transactions: vec![],
         ommers: vec![],
-        withdrawals: spec.is_shanghai_active_at(spec.genesis.timestamp).then(Default::default),
+        withdrawals: spec
+            .is_shanghai_active_at(spec.genesis.timestamp)
+            .then(Default::default),
     }
 }
 
@@ -298,13 +358,19 @@ pub fn genesis_changes(spec: &ChainSpec) -> Vec<AccountChange> {
         .alloc
         .iter()
         .map(|(address, acc)| {
-            let code = acc.code.clone().filter(|c| !c.is_empty()).map(Bytecode::new_raw);
+            let code = acc
+                .code
+                .clone()
+                .filter(|c| !c.is_empty())
+                .map(Bytecode::new_raw);
             AccountChange {
                 address: *address,
                 info: Some(AccountState {
                     nonce: acc.nonce.unwrap_or_default(),
                     balance: acc.balance,
-                    code_hash: code.as_ref().map_or(revm::primitives::KECCAK_EMPTY, |c| c.hash_slow()),
+                    code_hash: code
+                        .as_ref()
+                        .map_or(revm::primitives::KECCAK_EMPTY, |c| c.hash_slow()),
                 }),
                 new_code: code,
                 storage_wiped: false,

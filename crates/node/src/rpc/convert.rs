@@ -23,7 +23,10 @@ pub fn rpc_header(block: &StoredBlock) -> RpcHeader {
 }
 
 fn block_size(block: &StoredBlock) -> usize {
-    let b = ConsensusBlock { header: block.header.clone(), body: block.body.clone() };
+    let b = ConsensusBlock {
+        header: block.header.clone(),
+        body: block.body.clone(),
+    };
     alloy_rlp::Encodable::length(&b)
 }
 
@@ -31,10 +34,19 @@ fn block_size(block: &StoredBlock) -> usize {
 pub fn rpc_block(block: &StoredBlock, full: bool) -> Block {
     let transactions = if full {
         BlockTransactions::Full(
-            (0..block.body.transactions.len()).map(|i| rpc_tx_in_block(block, i)).collect(),
+            (0..block.body.transactions.len())
+                .map(|i| rpc_tx_in_block(block, i))
+                .collect(),
         )
     } else {
-        BlockTransactions::Hashes(block.body.transactions.iter().map(|t| t.trie_hash()).collect())
+        BlockTransactions::Hashes(
+            block
+                .body
+                .transactions
+                .iter()
+                .map(|t| t.trie_hash())
+                .collect(),
+        )
     };
     Block {
         header: rpc_header(block),
@@ -72,7 +84,12 @@ pub fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
 
 /// Logs of receipt `index` with their positions filled in; `first_log_index` is the number of
 /// logs in the block before this receipt.
-pub fn rpc_logs(block: &StoredBlock, receipt: &ReceiptEnvelope, index: usize, first_log_index: usize) -> Vec<Log> {
+pub fn rpc_logs(
+    block: &StoredBlock,
+    receipt: &ReceiptEnvelope,
+    index: usize,
+    first_log_index: usize,
+) -> Vec<Log> {
     let tx_hash = block.body.transactions[index].trie_hash();
     receipt
         .logs()
@@ -110,7 +127,9 @@ pub fn rpc_receipts(block: &StoredBlock, receipts: &[ReceiptEnvelope]) -> Vec<Tr
         };
         let blob_gas_used = tx.blob_gas_used();
         let mut logs = logs.into_iter();
-        let inner = r.clone().map_logs(|_| logs.next().expect("one rpc log per log"));
+        let inner = r
+            .clone()
+            .map_logs(|_| logs.next().expect("one rpc log per log"));
         out.push(TransactionReceipt {
             inner,
             transaction_hash: tx.trie_hash(),

@@ -42,13 +42,20 @@ impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
         let msg = e.to_string();
         match e {
-            RpcError::InvalidParams(_) => ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>),
-            RpcError::LimitExceeded(_) => ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>),
+            RpcError::InvalidParams(_) => {
+                ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>)
+            }
+            RpcError::LimitExceeded(_) => {
+                ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>)
+            }
             RpcError::HeaderNotFound | RpcError::FilterNotFound | RpcError::Pool(_) => {
                 ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>)
             }
             RpcError::Exec(ExecError::Revert { output }) => revert(output),
-            RpcError::Exec(ExecError::Storage(_)) | RpcError::Storage(_) | RpcError::Chain(_) | RpcError::Internal(_) => {
+            RpcError::Exec(ExecError::Storage(_))
+            | RpcError::Storage(_)
+            | RpcError::Chain(_)
+            | RpcError::Internal(_) => {
                 tracing::warn!(target: "l2node::rpc", error = %msg, "internal error");
                 ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
             }

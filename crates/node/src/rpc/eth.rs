@@ -17,7 +17,9 @@ use tokio::sync::Semaphore;
 use super::{
     convert,
     error::{RpcError, RpcResult},
-    fees, filters::Filters, logs, RpcConfig,
+    fees,
+    filters::Filters,
+    logs, RpcConfig,
 };
 use crate::{
     chain::Chain,
@@ -42,8 +44,16 @@ impl EthRpc {
     /// Handlers over a chain and pool.
     pub fn new(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> Self {
         let evm = Arc::new(Semaphore::new(cfg.evm_concurrency.max(1)));
-        let filters = Arc::new(Filters::new(std::time::Duration::from_secs(cfg.filter_timeout_secs)));
-        Self { chain, pool, cfg, evm, filters }
+        let filters = Arc::new(Filters::new(std::time::Duration::from_secs(
+            cfg.filter_timeout_secs,
+        )));
+        Self {
+            chain,
+            pool,
+            cfg,
+            evm,
+            filters,
+        }
     }
 
     /// Resolves a tag or number to a held block number (`None` when beyond the head).
@@ -102,14 +112,30 @@ impl EthRpc {
             gas_limit: head.header.gas_limit,
             ..Default::default()
         };
-        let built = executor::build_block(spec, &state, &head.header, attrs, candidates.iter().map(|t| t.tx.clone()))?;
+        let built = executor::build_block(
+            spec,
+            &state,
+            &head.header,
+            attrs,
+            candidates.iter().map(|t| t.tx.clone()),
+        )?;
         let senders = built.transactions.iter().map(|t| t.signer()).collect();
-        let transactions = built.transactions.into_iter().map(|t| t.into_inner()).collect();
+        let transactions = built
+            .transactions
+            .into_iter()
+            .map(|t| t.into_inner())
+            .collect();
         let header = built.header;
         Ok(StoredBlock {
             hash: header.hash_slow(),
             header,
-            body: alloy_consensus::BlockBody { transactions, ommers: vec![], withdrawals: spec.is_shanghai_active_at(head.header.timestamp + 1).then(Default::default) },
+            body: alloy_consensus::BlockBody {
+                transactions,
+                ommers: vec![],
+                withdrawals: spec
+                    .is_shanghai_active_at(head.header.timestamp + 1)
+                    .then(Default::default),
+            },
             senders,
         })
     }
@@ -122,19 +148,34 @@ impl EthRpc {
         self.stored_block(self.number_of_tag(tag))
     }
 
-    async fn evm<T: Send + 'static>(&self, f: impl FnOnce() -> RpcResult<T> + Send + 'static) -> RpcResult<T> {
-        let _permit = self.evm.clone().acquire_owned().await.map_err(|e| RpcError::Internal(e.to_string()))?;
+    async fn evm<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        let _permit = self
+            .evm
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|e| RpcError::Internal(e.to_string()))?;
         blocking(f).await
     }
 }
 
 /// Runs blocking work off the async runtime.
-pub(super) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> RpcResult<T> + Send + 'static) -> RpcResult<T> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| RpcError::Internal(e.to_string()))?
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> RpcResult<T> + Send + 'static,
+) -> RpcResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| RpcError::Internal(e.to_string()))?
 }
 
 pub(super) fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 fn index_of(index: Index) -> usize {
@@ -161,28 +202,54 @@ impl EthApiServer for EthRpc {
 
     async fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
         let (state, _) = self.state_for(block)?;
-        Ok(state.account(address).map_err(RpcError::from)?.map(|a| a.balance).unwrap_or_default())
+        Ok(state
+            .account(address)
+            .map_err(RpcError::from)?
+            .map(|a| a.balance)
+            .unwrap_or_default())
     }
 
-    async fn transaction_count(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U64> {
+    async fn transaction_count(
+        &self,
+        address: Address,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<U64> {
         if matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending))) {
             if let Some(n) = self.pool.pending_nonce(address) {
                 return Ok(U64::from(n));
             }
         }
         let (state, _) = self.state_for(block)?;
-        Ok(U64::from(state.account(address).map_err(RpcError::from)?.map(|a| a.nonce).unwrap_or_default()))
+        Ok(U64::from(
+            state
+                .account(address)
+                .map_err(RpcError::from)?
+                .map(|a| a.nonce)
+                .unwrap_or_default(),
+        ))
     }
 
     async fn code(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<Bytes> {
         let (state, _) = self.state_for(block)?;
-        let Some(acc) = state.account(address).map_err(RpcError::from)? else { return Ok(Bytes::new()) };
-        Ok(state.code_by_hash(acc.code_hash).map_err(RpcError::from)?.original_bytes())
+        let Some(acc) = state.account(address).map_err(RpcError::from)? else {
+            return Ok(Bytes::new());
+        };
+        Ok(state
+            .code_by_hash(acc.code_hash)
+            .map_err(RpcError::from)?
+            .original_bytes())
     }
 
-    async fn storage_at(&self, address: Address, slot: U256, block: Option<BlockId>) -> JsonRpcResult<B256> {
+    async fn storage_at(
+        &self,
+        address: Address,
+        slot: U256,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<B256> {
         let (state, _) = self.state_for(block)?;
-        Ok(B256::from(state.storage(address, slot).map_err(RpcError::from)?))
+        Ok(B256::from(
+            state.storage(address, slot).map_err(RpcError::from)?,
+        ))
     }
 
     async fn call(
@@ -197,7 +264,15 @@ impl EthApiServer for EthRpc {
         let cap = self.cfg.gas_cap;
         let out = self
             .evm(move || {
-                Ok(executor::call(&spec, &state, &header, &request, state_overrides.as_ref(), block_overrides.as_deref(), cap)?)
+                Ok(executor::call(
+                    &spec,
+                    &state,
+                    &header,
+                    &request,
+                    state_overrides.as_ref(),
+                    block_overrides.as_deref(),
+                    cap,
+                )?)
             })
             .await?;
         if out.reverted {
@@ -216,19 +291,41 @@ impl EthApiServer for EthRpc {
         let spec = self.chain.spec().clone();
         let cap = self.cfg.gas_cap;
         let gas = self
-            .evm(move || Ok(executor::estimate_gas(&spec, &state, &header, &request, state_overrides.as_ref(), None, cap)?))
+            .evm(move || {
+                Ok(executor::estimate_gas(
+                    &spec,
+                    &state,
+                    &header,
+                    &request,
+                    state_overrides.as_ref(),
+                    None,
+                    cap,
+                )?)
+            })
             .await?;
         Ok(U64::from(gas))
     }
 
-    async fn create_access_list(&self, request: TransactionRequest, block: Option<BlockId>) -> JsonRpcResult<AccessListResult> {
+    async fn create_access_list(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<AccessListResult> {
         let (state, header) = self.state_for(block)?;
         let spec = self.chain.spec().clone();
         let cap = self.cfg.gas_cap;
         let (access_list, gas_used) = self
-            .evm(move || Ok(executor::create_access_list(&spec, &state, &header, &request, None, None, cap)?))
+            .evm(move || {
+                Ok(executor::create_access_list(
+                    &spec, &state, &header, &request, None, None, cap,
+                )?)
+            })
             .await?;
-        Ok(AccessListResult { access_list, gas_used: U256::from(gas_used), error: None })
+        Ok(AccessListResult {
+            access_list,
+            gas_used: U256::from(gas_used),
+            error: None,
+        })
     }
 
     async fn send_raw_transaction(&self, bytes: Bytes) -> JsonRpcResult<B256> {
@@ -243,63 +340,135 @@ impl EthApiServer for EthRpc {
     }
 
     async fn transaction_by_hash(&self, hash: B256) -> JsonRpcResult<Option<Transaction>> {
-        if let Some((n, i)) = self.chain.storage().tx_location(&hash).map_err(RpcError::from)? {
-            let block = self.stored_block(Some(n))?.ok_or(RpcError::HeaderNotFound)?;
+        if let Some((n, i)) = self
+            .chain
+            .storage()
+            .tx_location(&hash)
+            .map_err(RpcError::from)?
+        {
+            let block = self
+                .stored_block(Some(n))?
+                .ok_or(RpcError::HeaderNotFound)?;
             return Ok(Some(convert::rpc_tx_in_block(&block, i as usize)));
         }
         Ok(self.pool.get(&hash).map(|p| convert::rpc_pending_tx(&p.tx)))
     }
 
-    async fn transaction_by_block_hash_and_index(&self, hash: B256, index: Index) -> JsonRpcResult<Option<Transaction>> {
-        let n = self.chain.storage().block_number(&hash).map_err(RpcError::from)?;
+    async fn transaction_by_block_hash_and_index(
+        &self,
+        hash: B256,
+        index: Index,
+    ) -> JsonRpcResult<Option<Transaction>> {
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
         let block = self.stored_block(n)?;
-        Ok(block.filter(|b| index_of(index) < b.body.transactions.len()).map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
+        Ok(block
+            .filter(|b| index_of(index) < b.body.transactions.len())
+            .map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
     }
 
-    async fn transaction_by_block_number_and_index(&self, tag: BlockNumberOrTag, index: Index) -> JsonRpcResult<Option<Transaction>> {
+    async fn transaction_by_block_number_and_index(
+        &self,
+        tag: BlockNumberOrTag,
+        index: Index,
+    ) -> JsonRpcResult<Option<Transaction>> {
         let block = self.block_for_tag(tag).await?;
-        Ok(block.filter(|b| index_of(index) < b.body.transactions.len()).map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
+        Ok(block
+            .filter(|b| index_of(index) < b.body.transactions.len())
+            .map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
     }
 
     async fn transaction_receipt(&self, hash: B256) -> JsonRpcResult<Option<TransactionReceipt>> {
         let storage = self.chain.storage();
-        let Some((n, i)) = storage.tx_location(&hash).map_err(RpcError::from)? else { return Ok(None) };
-        let block = self.stored_block(Some(n))?.ok_or(RpcError::HeaderNotFound)?;
-        let receipts = storage.receipts(n).map_err(RpcError::from)?.unwrap_or_default();
-        Ok(convert::rpc_receipts(&block, &receipts).into_iter().nth(i as usize))
+        let Some((n, i)) = storage.tx_location(&hash).map_err(RpcError::from)? else {
+            return Ok(None);
+        };
+        let block = self
+            .stored_block(Some(n))?
+            .ok_or(RpcError::HeaderNotFound)?;
+        let receipts = storage
+            .receipts(n)
+            .map_err(RpcError::from)?
+            .unwrap_or_default();
+        Ok(convert::rpc_receipts(&block, &receipts)
+            .into_iter()
+            .nth(i as usize))
     }
 
-    async fn block_receipts(&self, block: BlockId) -> JsonRpcResult<Option<Vec<TransactionReceipt>>> {
+    async fn block_receipts(
+        &self,
+        block: BlockId,
+    ) -> JsonRpcResult<Option<Vec<TransactionReceipt>>> {
         let n = self.number_of(block)?;
-        let Some(block) = self.stored_block(n)? else { return Ok(None) };
-        let receipts = self.chain.storage().receipts(block.header.number).map_err(RpcError::from)?.unwrap_or_default();
+        let Some(block) = self.stored_block(n)? else {
+            return Ok(None);
+        };
+        let receipts = self
+            .chain
+            .storage()
+            .receipts(block.header.number)
+            .map_err(RpcError::from)?
+            .unwrap_or_default();
         Ok(Some(convert::rpc_receipts(&block, &receipts)))
     }
 
     async fn block_by_hash(&self, hash: B256, full: bool) -> JsonRpcResult<Option<Block>> {
-        let n = self.chain.storage().block_number(&hash).map_err(RpcError::from)?;
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
         Ok(self.stored_block(n)?.map(|b| convert::rpc_block(&b, full)))
     }
 
-    async fn block_by_number(&self, tag: BlockNumberOrTag, full: bool) -> JsonRpcResult<Option<Block>> {
-        Ok(self.block_for_tag(tag).await?.map(|b| convert::rpc_block(&b, full)))
+    async fn block_by_number(
+        &self,
+        tag: BlockNumberOrTag,
+        full: bool,
+    ) -> JsonRpcResult<Option<Block>> {
+        Ok(self
+            .block_for_tag(tag)
+            .await?
+            .map(|b| convert::rpc_block(&b, full)))
     }
 
     async fn block_transaction_count_by_hash(&self, hash: B256) -> JsonRpcResult<Option<U64>> {
-        let n = self.chain.storage().block_number(&hash).map_err(RpcError::from)?;
-        Ok(self.stored_block(n)?.map(|b| U64::from(b.body.transactions.len())))
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
+        Ok(self
+            .stored_block(n)?
+            .map(|b| U64::from(b.body.transactions.len())))
     }
 
-    async fn block_transaction_count_by_number(&self, tag: BlockNumberOrTag) -> JsonRpcResult<Option<U64>> {
-        Ok(self.block_for_tag(tag).await?.map(|b| U64::from(b.body.transactions.len())))
+    async fn block_transaction_count_by_number(
+        &self,
+        tag: BlockNumberOrTag,
+    ) -> JsonRpcResult<Option<U64>> {
+        Ok(self
+            .block_for_tag(tag)
+            .await?
+            .map(|b| U64::from(b.body.transactions.len())))
     }
 
     async fn uncle_count_by_block_hash(&self, hash: B256) -> JsonRpcResult<Option<U64>> {
-        let n = self.chain.storage().block_number(&hash).map_err(RpcError::from)?;
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
         Ok(n.map(|_| U64::ZERO))
     }
 
-    async fn uncle_count_by_block_number(&self, tag: BlockNumberOrTag) -> JsonRpcResult<Option<U64>> {
+    async fn uncle_count_by_block_number(
+        &self,
+        tag: BlockNumberOrTag,
+    ) -> JsonRpcResult<Option<U64>> {
         Ok(self.number_of_tag(tag).map(|_| U64::ZERO))
     }
 
@@ -314,10 +483,18 @@ impl EthApiServer for EthRpc {
         Ok(U256::from(fees::suggested_tip(&self.chain)?))
     }
 
-    async fn fee_history(&self, block_count: U64, newest: BlockNumberOrTag, percentiles: Option<Vec<f64>>) -> JsonRpcResult<FeeHistory> {
+    async fn fee_history(
+        &self,
+        block_count: U64,
+        newest: BlockNumberOrTag,
+        percentiles: Option<Vec<f64>>,
+    ) -> JsonRpcResult<FeeHistory> {
         let this = self.clone();
         let count = block_count.to::<u64>();
-        Ok(blocking(move || fees::fee_history(&this, count, newest, percentiles.as_deref())).await?)
+        Ok(
+            blocking(move || fees::fee_history(&this, count, newest, percentiles.as_deref()))
+                .await?,
+        )
     }
 
     async fn logs(&self, filter: Filter) -> JsonRpcResult<Vec<Log>> {
@@ -332,7 +509,9 @@ impl EthApiServer for EthRpc {
     }
 
     async fn new_block_filter(&self) -> JsonRpcResult<U256> {
-        Ok(self.filters.install_blocks(self.chain.head().header.number + 1))
+        Ok(self
+            .filters
+            .install_blocks(self.chain.head().header.number + 1))
     }
 
     async fn new_pending_transaction_filter(&self) -> JsonRpcResult<U256> {
@@ -354,7 +533,12 @@ impl EthApiServer for EthRpc {
         Ok(self.filters.uninstall(id))
     }
 
-    async fn proof(&self, address: Address, keys: Vec<B256>, block: BlockId) -> JsonRpcResult<EIP1186AccountProofResponse> {
+    async fn proof(
+        &self,
+        address: Address,
+        keys: Vec<B256>,
+        block: BlockId,
+    ) -> JsonRpcResult<EIP1186AccountProofResponse> {
         let n = self.number_of(block)?.ok_or(RpcError::HeaderNotFound)?;
         if n != self.chain.head().header.number {
             return Err(RpcError::InvalidParams(format!(
@@ -369,5 +553,6 @@ impl EthApiServer for EthRpc {
 
 /// Effective tip of a mined transaction.
 pub(super) fn tip_of(tx: &alloy_consensus::TxEnvelope, base_fee: Option<u64>) -> u128 {
-    tx.effective_tip_per_gas(base_fee.unwrap_or_default()).unwrap_or_default()
+    tx.effective_tip_per_gas(base_fee.unwrap_or_default())
+        .unwrap_or_default()
 }

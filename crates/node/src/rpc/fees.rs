@@ -20,9 +20,15 @@ pub fn suggested_tip(chain: &Chain) -> RpcResult<u128> {
     let storage = chain.storage();
     let mut tips = Vec::new();
     for n in head.saturating_sub(GPO_BLOCKS - 1)..=head {
-        let Some(block) = storage.block(n)? else { continue };
-        let mut block_tips: Vec<u128> =
-            block.body.transactions.iter().map(|t| tip_of(t, block.header.base_fee_per_gas)).collect();
+        let Some(block) = storage.block(n)? else {
+            continue;
+        };
+        let mut block_tips: Vec<u128> = block
+            .body
+            .transactions
+            .iter()
+            .map(|t| tip_of(t, block.header.base_fee_per_gas))
+            .collect();
         block_tips.sort_unstable();
         tips.extend(block_tips.into_iter().take(3));
     }
@@ -34,7 +40,12 @@ pub fn suggested_tip(chain: &Chain) -> RpcResult<u128> {
 }
 
 /// eth_feeHistory: `count` blocks ending at `newest` (N+1 base fees: the last is the next block's).
-pub fn fee_history(rpc: &EthRpc, count: u64, newest: BlockNumberOrTag, percentiles: Option<&[f64]>) -> RpcResult<FeeHistory> {
+pub fn fee_history(
+    rpc: &EthRpc,
+    count: u64,
+    newest: BlockNumberOrTag,
+    percentiles: Option<&[f64]>,
+) -> RpcResult<FeeHistory> {
     if count == 0 {
         return Ok(FeeHistory::default());
     }
@@ -65,16 +76,27 @@ pub fn fee_history(rpc: &EthRpc, count: u64, newest: BlockNumberOrTag, percentil
     let oldest = newest + 1 - count.min(newest + 1);
     let storage = rpc.chain.storage();
     let spec = rpc.chain.spec();
-    let mut history = FeeHistory { oldest_block: oldest, ..Default::default() };
+    let mut history = FeeHistory {
+        oldest_block: oldest,
+        ..Default::default()
+    };
     let mut rewards = Vec::new();
     let mut last = None;
     for n in oldest..=newest {
         let block = storage.block(n)?.ok_or(RpcError::HeaderNotFound)?;
         let h = &block.header;
-        history.base_fee_per_gas.push(h.base_fee_per_gas.unwrap_or_default() as u128);
-        history.gas_used_ratio.push(if h.gas_limit == 0 { 0.0 } else { h.gas_used as f64 / h.gas_limit as f64 });
+        history
+            .base_fee_per_gas
+            .push(h.base_fee_per_gas.unwrap_or_default() as u128);
+        history.gas_used_ratio.push(if h.gas_limit == 0 {
+            0.0
+        } else {
+            h.gas_used as f64 / h.gas_limit as f64
+        });
         history.base_fee_per_blob_gas.push(
-            h.excess_blob_gas.map(alloy_eips::eip4844::calc_blob_gasprice).unwrap_or_default(),
+            h.excess_blob_gas
+                .map(alloy_eips::eip4844::calc_blob_gasprice)
+                .unwrap_or_default(),
         );
         history.blob_gas_used_ratio.push(0.0);
         if let Some(p) = percentiles {
@@ -84,9 +106,13 @@ pub fn fee_history(rpc: &EthRpc, count: u64, newest: BlockNumberOrTag, percentil
         last = Some(block.header);
     }
     if let Some(h) = last {
-        history.base_fee_per_gas.push(spec.next_base_fee(&h) as u128);
+        history
+            .base_fee_per_gas
+            .push(spec.next_base_fee(&h) as u128);
         history.base_fee_per_blob_gas.push(
-            h.excess_blob_gas.map(alloy_eips::eip4844::calc_blob_gasprice).unwrap_or_default(),
+            h.excess_blob_gas
+                .map(alloy_eips::eip4844::calc_blob_gasprice)
+                .unwrap_or_default(),
         );
     }
     if percentiles.is_some() {
@@ -96,7 +122,11 @@ pub fn fee_history(rpc: &EthRpc, count: u64, newest: BlockNumberOrTag, percentil
 }
 
 /// Tips at the given percentiles of gas used in one block (geth's algorithm).
-fn block_rewards(block: &crate::storage::StoredBlock, receipts: &[alloy_consensus::ReceiptEnvelope], percentiles: &[f64]) -> Vec<u128> {
+fn block_rewards(
+    block: &crate::storage::StoredBlock,
+    receipts: &[alloy_consensus::ReceiptEnvelope],
+    percentiles: &[f64],
+) -> Vec<u128> {
     let txs = &block.body.transactions;
     if txs.is_empty() {
         return vec![0; percentiles.len()];

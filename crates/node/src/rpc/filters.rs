@@ -38,7 +38,10 @@ pub struct Filters {
 impl Filters {
     /// An empty registry whose filters expire after `timeout` without a poll.
     pub fn new(timeout: Duration) -> Self {
-        Self { entries: Mutex::new(HashMap::new()), timeout }
+        Self {
+            entries: Mutex::new(HashMap::new()),
+            timeout,
+        }
     }
 
     fn install(&self, kind: Kind) -> U256 {
@@ -46,7 +49,13 @@ impl Filters {
         let mut entries = self.entries.lock();
         let timeout = self.timeout;
         entries.retain(|_, e| e.last_poll.elapsed() < timeout);
-        entries.insert(id, Entry { kind, last_poll: Instant::now() });
+        entries.insert(
+            id,
+            Entry {
+                kind,
+                last_poll: Instant::now(),
+            },
+        );
         id
     }
 
@@ -74,7 +83,10 @@ impl Filters {
     pub fn log_filter(&self, id: U256) -> RpcResult<Filter> {
         let mut entries = self.entries.lock();
         match entries.get_mut(&id) {
-            Some(Entry { kind: Kind::Logs { filter, .. }, last_poll }) => {
+            Some(Entry {
+                kind: Kind::Logs { filter, .. },
+                last_poll,
+            }) => {
                 *last_poll = Instant::now();
                 Ok(filter.clone())
             }

@@ -20,15 +20,23 @@ pub fn resolve_range(rpc: &EthRpc, filter: &Filter) -> RpcResult<(u64, u64)> {
             })?;
             Ok((n, n))
         }
-        FilterBlockOption::Range { from_block, to_block } => {
+        FilterBlockOption::Range {
+            from_block,
+            to_block,
+        } => {
             let resolve = |b: Option<BlockNumberOrTag>| match b.unwrap_or_default() {
                 BlockNumberOrTag::Number(n) => n,
                 other => rpc.number_of_tag(other).unwrap_or(head),
             };
             let from = resolve(*from_block);
             let to = resolve(*to_block).min(head);
-            if from_block.is_some_and(|b| b.as_number().is_some_and(|f| f > to_block.and_then(|t| t.as_number()).unwrap_or(u64::MAX))) {
-                return Err(RpcError::InvalidParams("invalid block range params: fromBlock is after toBlock".into()));
+            if from_block.is_some_and(|b| {
+                b.as_number()
+                    .is_some_and(|f| f > to_block.and_then(|t| t.as_number()).unwrap_or(u64::MAX))
+            }) {
+                return Err(RpcError::InvalidParams(
+                    "invalid block range params: fromBlock is after toBlock".into(),
+                ));
             }
             Ok((from, to))
         }
@@ -58,10 +66,17 @@ pub fn logs_in_range(rpc: &EthRpc, filter: &Filter, from: u64, to: u64) -> RpcRe
     for (i, t) in filter.topics.iter().enumerate() {
         topics[i] = t.iter().copied().collect();
     }
-    let query = LogQuery { from, to, addresses: filter.address.iter().copied().collect(), topics };
+    let query = LogQuery {
+        from,
+        to,
+        addresses: filter.address.iter().copied().collect(),
+        topics,
+    };
     let mut out = Vec::new();
     for n in storage.log_candidate_blocks(&query)? {
-        let Some(block) = storage.block(n)? else { continue };
+        let Some(block) = storage.block(n)? else {
+            continue;
+        };
         if !filter.matches_bloom(block.header.logs_bloom) {
             continue;
         }
@@ -80,7 +95,12 @@ pub fn logs_in_range(rpc: &EthRpc, filter: &Filter, from: u64, to: u64) -> RpcRe
 }
 
 /// Appends the logs of one block that match `filter`.
-pub fn collect_block_logs(filter: &Filter, block: &StoredBlock, receipts: &[alloy_consensus::ReceiptEnvelope], out: &mut Vec<Log>) {
+pub fn collect_block_logs(
+    filter: &Filter,
+    block: &StoredBlock,
+    receipts: &[alloy_consensus::ReceiptEnvelope],
+    out: &mut Vec<Log>,
+) {
     let mut log_index = 0;
     for (i, r) in receipts.iter().enumerate() {
         let logs = convert::rpc_logs(block, r, i, log_index);

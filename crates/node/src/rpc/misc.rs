@@ -34,7 +34,11 @@ impl NetApiServer for NetRpc {
 
 impl Web3ApiServer for NetRpc {
     fn client_version(&self) -> RpcResult<String> {
-        Ok(format!("l2node/v{}/{}/rust", env!("CARGO_PKG_VERSION"), std::env::consts::OS))
+        Ok(format!(
+            "l2node/v{}/{}/rust",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS
+        ))
     }
 
     fn sha3(&self, data: Bytes) -> RpcResult<B256> {
@@ -52,7 +56,10 @@ pub struct TxpoolRpc {
 impl TxpoolApiServer for TxpoolRpc {
     async fn status(&self) -> RpcResult<TxpoolStatus> {
         let (pending, queued) = self.pool.status();
-        Ok(TxpoolStatus { pending: U64::from(pending), queued: U64::from(queued) })
+        Ok(TxpoolStatus {
+            pending: U64::from(pending),
+            queued: U64::from(queued),
+        })
     }
 
     async fn content(&self) -> RpcResult<TxpoolContent> {
@@ -60,10 +67,18 @@ impl TxpoolApiServer for TxpoolRpc {
         let convert = |m: BTreeMap<_, BTreeMap<u64, Arc<crate::pool::PooledTx>>>| {
             m.into_iter()
                 .map(|(sender, txs)| {
-                    (sender, txs.into_iter().map(|(n, t)| (n.to_string(), convert::rpc_pending_tx(&t.tx))).collect())
+                    (
+                        sender,
+                        txs.into_iter()
+                            .map(|(n, t)| (n.to_string(), convert::rpc_pending_tx(&t.tx)))
+                            .collect(),
+                    )
                 })
                 .collect()
         };
-        Ok(TxpoolContent { pending: convert(content.pending), queued: convert(content.queued) })
+        Ok(TxpoolContent {
+            pending: convert(content.pending),
+            queued: convert(content.queued),
+        })
     }
 }

@@ -1,17 +1,17 @@
 //! The JSON-RPC layer: transports and limits (`server`, `middleware`) and thin method handlers
 //! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
 
-pub mod http_layer;
-pub mod middleware;
-pub mod server;
 mod convert;
 pub mod error;
 mod eth;
 mod fees;
 mod filters;
+pub mod http_layer;
 mod logs;
+pub mod middleware;
 mod misc;
 mod pubsub;
+pub mod server;
 
 use std::sync::Arc;
 
@@ -54,10 +54,20 @@ impl Default for RpcConfig {
 pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let chain_id = chain.spec().chain_id;
-    module.merge(EthRpc::new(chain.clone(), pool.clone(), cfg).into_rpc()).expect("unique names");
-    module.merge(pubsub::PubSubRpc::new(chain, pool.clone()).into_rpc()).expect("unique names");
-    module.merge(NetApiServer::into_rpc(misc::NetRpc { chain_id })).expect("unique names");
-    module.merge(Web3ApiServer::into_rpc(misc::NetRpc { chain_id })).expect("unique names");
-    module.merge(misc::TxpoolRpc { pool }.into_rpc()).expect("unique names");
+    module
+        .merge(EthRpc::new(chain.clone(), pool.clone(), cfg).into_rpc())
+        .expect("unique names");
+    module
+        .merge(pubsub::PubSubRpc::new(chain, pool.clone()).into_rpc())
+        .expect("unique names");
+    module
+        .merge(NetApiServer::into_rpc(misc::NetRpc { chain_id }))
+        .expect("unique names");
+    module
+        .merge(Web3ApiServer::into_rpc(misc::NetRpc { chain_id }))
+        .expect("unique names");
+    module
+        .merge(misc::TxpoolRpc { pool }.into_rpc())
+        .expect("unique names");
     module
 }

@@ -57,7 +57,9 @@ impl EthPubSubApiServer for PubSubRpc {
                     Some(v) => match serde_json::from_value(v) {
                         Ok(f) => f,
                         Err(e) => {
-                            pending.reject(bad_params(format!("invalid logs filter object: {e}"))).await;
+                            pending
+                                .reject(bad_params(format!("invalid logs filter object: {e}")))
+                                .await;
                             return Ok(());
                         }
                     },

@@ -13,8 +13,11 @@ use jsonrpsee::{
     rpc_params,
 };
 use l2node_node::{
-    chainspec::ChainSpec, dev, pool::PoolConfig, rpc::{RpcConfig, RpcServerConfig}, NodeConfig,
-    NodeHandle,
+    chainspec::ChainSpec,
+    dev,
+    pool::PoolConfig,
+    rpc::{RpcConfig, RpcServerConfig},
+    NodeConfig, NodeHandle,
 };
 
 /// A dev node with its temp dir.
@@ -36,7 +39,11 @@ pub fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
         signer: Some(dev::dev_sequencer()),
         block_time,
         create_empty_blocks: false,
-        rpc_server: RpcServerConfig { http_addr: any, ws_addr: any, ..Default::default() },
+        rpc_server: RpcServerConfig {
+            http_addr: any,
+            ws_addr: any,
+            ..Default::default()
+        },
         rpc: RpcConfig::default(),
         pool: PoolConfig::default(),
     }
@@ -59,8 +66,16 @@ impl TestNode {
         let handle = l2node_node::spawn(cfg).await.unwrap();
         let http_addr = handle.rpc.http_addr.unwrap();
         let ws_addr = handle.rpc.ws_addr.unwrap();
-        let http = HttpClientBuilder::default().build(format!("http://{http_addr}")).unwrap();
-        Self { handle: Some(handle), dir, http, http_addr, ws_addr }
+        let http = HttpClientBuilder::default()
+            .build(format!("http://{http_addr}"))
+            .unwrap();
+        Self {
+            handle: Some(handle),
+            dir,
+            http,
+            http_addr,
+            ws_addr,
+        }
     }
 
     pub async fn stop(mut self) -> tempfile::TempDir {
@@ -68,8 +83,15 @@ impl TestNode {
         self.dir
     }
 
-    pub async fn request<T: serde::de::DeserializeOwned>(&self, method: &str, params: jsonrpsee::core::params::ArrayParams) -> T {
-        self.http.request(method, params).await.unwrap_or_else(|e| panic!("{method}: {e}"))
+    pub async fn request<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+        params: jsonrpsee::core::params::ArrayParams,
+    ) -> T {
+        self.http
+            .request(method, params)
+            .await
+            .unwrap_or_else(|e| panic!("{method}: {e}"))
     }
 
     pub async fn block_number(&self) -> u64 {
@@ -80,7 +102,9 @@ impl TestNode {
     /// Waits for a receipt (mined) of `hash`.
     pub async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
         for _ in 0..200 {
-            let r: serde_json::Value = self.request("eth_getTransactionReceipt", rpc_params![hash]).await;
+            let r: serde_json::Value = self
+                .request("eth_getTransactionReceipt", rpc_params![hash])
+                .await;
             if !r.is_null() {
                 return r;
             }
@@ -96,7 +120,14 @@ pub fn account(i: usize) -> PrivateKeySigner {
 }
 
 /// A signed EIP-1559 transaction.
-pub fn signed_tx(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, input: Bytes, gas: u64) -> Bytes {
+pub fn signed_tx(
+    key: &PrivateKeySigner,
+    nonce: u64,
+    to: TxKind,
+    value: U256,
+    input: Bytes,
+    gas: u64,
+) -> Bytes {
     let tx = TxEip1559 {
         chain_id: l2node_node::constants::DEV_CHAIN_ID,
         nonce,
@@ -114,5 +145,12 @@ pub fn signed_tx(key: &PrivateKeySigner, nonce: u64, to: TxKind, value: U256, in
 
 /// A signed plain transfer of `value` wei.
 pub fn transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u64) -> Bytes {
-    signed_tx(key, nonce, TxKind::Call(to), U256::from(value), Bytes::new(), 21_000)
+    signed_tx(
+        key,
+        nonce,
+        TxKind::Call(to),
+        U256::from(value),
+        Bytes::new(),
+        21_000,
+    )
 }
