@@ -7,7 +7,7 @@
 //   - otherwise (l2node, run it with --block-time 0 so every tx makes a block): the gaps are
 //     filled with 0-value self-transfers, sent in chunks of BENCH_CHUNK signed raw txs.
 //     Bounded by BENCH_MAX_TXS and BENCH_SETUP_TIMEOUT.
-// Env: BENCH_BLOCKS=10000  BENCH_TRANSFERS=100  BENCH_CHUNK=50  BENCH_MAX_TXS=12000
+// Env: BENCH_BLOCKS=10000  BENCH_TRANSFERS=100  BENCH_CHUNK=50  BENCH_MAX_TXS=30000
 //      BENCH_SETUP_TIMEOUT=1800 (s)  BENCH_ACCOUNT=4 (dev account index that signs)
 //      BENCH_FILLER=txs forces the self-transfer filler even where a mine RPC exists
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -20,7 +20,7 @@ if (!URL_ || !STATE) { console.error('usage: setup.mjs URL STATE_FILE'); process
 const BLOCKS = Number(process.env.BENCH_BLOCKS || 10000);
 const TRANSFERS = Number(process.env.BENCH_TRANSFERS || 100);
 const CHUNK = Number(process.env.BENCH_CHUNK || 50);
-const MAX_TXS = Number(process.env.BENCH_MAX_TXS || 12000);
+const MAX_TXS = Number(process.env.BENCH_MAX_TXS || 30000);
 const deadline = Date.now() + Number(process.env.BENCH_SETUP_TIMEOUT || 1800) * 1000;
 const here = new URL('..', import.meta.url);
 const { abi, bytecode } = JSON.parse(readFileSync(new URL('build/Token.json', here)));

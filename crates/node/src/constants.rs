@@ -22,8 +22,22 @@ pub const DEV_SEQUENCER_KEY: [u8; 32] = [
 ];
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
-/// Concurrent EVM jobs for RPC (call, estimate): one per core keeps block production responsive.
+/// Concurrent EVM jobs for RPC (call, estimate) when the core count is unknown.
 pub const RPC_EVM_CONCURRENCY: usize = 2;
+
+/// EVM jobs allowed per core.
+pub const RPC_EVM_JOBS_PER_CORE: usize = 4;
+
+/// Concurrent EVM jobs for RPC: [`RPC_EVM_JOBS_PER_CORE`] per core. Exactly one per core left
+/// cores idle under an eth_call load: every job then waited for a permit round trip (blocking
+/// thread -> async task -> next waiter -> blocking thread), and the wake-ups cost more than a
+/// small call. A few queued jobs per core keep the blocking threads busy; the bound still keeps
+/// a flood of calls from starving block production of CPU for long.
+pub fn rpc_evm_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map_or(RPC_EVM_CONCURRENCY, |n| n.get().max(RPC_EVM_CONCURRENCY))
+        * RPC_EVM_JOBS_PER_CORE
+}
 /// Largest eth_getLogs block range (`--rpc-max-logs-range`), Besu's default.
 pub const MAX_LOGS_RANGE: u64 = 5_000;
 /// Most logs in one eth_getLogs answer; past it the caller is told a smaller range to retry.

@@ -108,9 +108,18 @@ pub fn mine_one(
         pool.remove(&invalid);
         return Ok(None);
     }
+    // Only accounts the block changed can have a new nonce or a lower balance: re-reading
+    // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
+    let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
     chain.commit_built(built, [0u8; 32], &cfg.key)?;
     pool.remove(&invalid);
     let state = chain.storage().state_at(None)?;
-    pool.on_new_block(&state, &crate::node::validation_context(chain));
+    let ctx = crate::node::validation_context(chain);
+    if ctx.block_gas_limit == head.header.gas_limit {
+        pool.on_new_block_touched(&state, &ctx, &touched);
+    } else {
+        // A new gas limit can invalidate any sender's transactions.
+        pool.on_new_block(&state, &ctx);
+    }
     Ok(Some((number, count)))
 }

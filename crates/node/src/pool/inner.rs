@@ -66,7 +66,18 @@ pub(crate) struct Inner {
     pub queued: usize,
     /// Arrival counter: ties in price are broken by arrival.
     pub next_seq: u64,
+    /// Blocks seen by `on_new_block` so far.
+    pub epoch: u64,
+    /// Account nonces read after recent blocks, with the epoch they were read in. A validation
+    /// that read the state before that block (its snapshot was taken just before the commit)
+    /// has a stale, lower nonce: without this floor it would rebuild a sender whose
+    /// transactions were all just included with the old nonce, and its next transaction would
+    /// sit queued behind a gap that never closes.
+    nonce_floor: HashMap<Address, (u64, u64)>,
 }
+
+/// Epochs a nonce floor is kept: far longer than a validation can take, however loaded the box.
+const NONCE_FLOOR_EPOCHS: u64 = 1024;
 
 /// Effective tip at `base_fee`, negative when the max fee is below the base fee.
 fn effective_tip(tx: &PooledTx, base_fee: u64) -> i128 {
@@ -83,6 +94,34 @@ impl Inner {
             Reverse(tx.seq),
             tx.hash,
         )
+    }
+
+    /// Records a nonce read from state after the latest block.
+    pub fn note_nonce(&mut self, sender: Address, nonce: u64) {
+        let floor = self
+            .nonce_floor
+            .entry(sender)
+            .or_insert((nonce, self.epoch));
+        *floor = (floor.0.max(nonce), self.epoch);
+    }
+
+    /// Starts a new epoch (a block); forgets floors too old to matter, O(1) amortised.
+    pub fn next_epoch(&mut self) {
+        self.epoch += 1;
+        if self.epoch.is_multiple_of(NONCE_FLOOR_EPOCHS) {
+            let epoch = self.epoch;
+            self.nonce_floor
+                .retain(|_, (_, e)| *e + NONCE_FLOOR_EPOCHS > epoch);
+        }
+    }
+
+    /// The highest nonce `sender` is known to have reached (0 when unknown): state only moves
+    /// forward, so a lower nonce read elsewhere is stale.
+    pub fn known_nonce(&self, sender: &Address) -> u64 {
+        let floor = self.nonce_floor.get(sender).map_or(0, |f| f.0);
+        self.senders
+            .get(sender)
+            .map_or(floor, |s| s.base.max(floor))
     }
 
     /// Re-keys the price index when the base fee changed (once per block at most).

@@ -209,6 +209,14 @@ impl Pool {
         if inner.all.contains_key(&hash) {
             return Err(PoolError::AlreadyKnown);
         }
+        // The state may predate a block the pool already reconciled: never go back in nonce.
+        let account_nonce = account_nonce.max(inner.known_nonce(&sender));
+        if nonce < account_nonce {
+            return Err(PoolError::NonceTooLow {
+                next: account_nonce,
+                nonce,
+            });
+        }
         inner.set_base_fee(ctx.base_fee);
         let mut promoted = Vec::new();
         if inner
@@ -348,9 +356,11 @@ impl Pool {
             })
             .collect();
         let mut inner = self.inner.lock();
+        inner.next_epoch();
         inner.set_base_fee(ctx.base_fee);
         let mut promoted = Vec::new();
         for (addr, (nonce, balance)) in accounts {
+            inner.note_nonce(addr, nonce);
             promoted.extend(inner.reconcile(addr, nonce, balance, ctx.block_gas_limit));
         }
         self.maybe_compact(&inner);

@@ -530,3 +530,28 @@ fn concurrent_adds_from_threads_are_all_accepted() {
     assert_eq!(p.status(), (40, 0));
     assert_eq!(p.best(BASE_FEE).len(), 40);
 }
+
+#[test]
+fn validation_against_state_from_before_the_last_block_does_not_queue_behind_a_gap() {
+    // A sender's only pooled tx (nonce 0) is mined; the pool hears of the block. A validation
+    // that had read the state just before that block (nonce 0) must not rebuild the sender at
+    // nonce 0: its nonce-1 transaction is executable now and must be pending.
+    let a = signer(1);
+    let before = MemState::funded(&[&a]);
+    let after = MemState::default();
+    after.set(a.address(), 1, U256::from(10u128.pow(21)));
+    let p = pool();
+    p.add(transfer(&a, 0, 10 * GWEI, GWEI), &before, &ctx())
+        .unwrap();
+    p.on_new_block(&after, &ctx());
+    assert_eq!(p.status(), (0, 0));
+    p.add(transfer(&a, 1, 10 * GWEI, GWEI), &before, &ctx())
+        .unwrap();
+    assert_eq!(p.status(), (1, 0));
+    assert_eq!(nonces(&p.best(0)), vec![(a.address(), 1)]);
+    // And a stale validation cannot let an already-mined nonce back in.
+    let err = p
+        .add(transfer(&a, 0, 20 * GWEI, 2 * GWEI), &before, &ctx())
+        .unwrap_err();
+    assert_eq!(err.to_string(), "nonce too low: next nonce 1, tx nonce 0");
+}

@@ -96,13 +96,13 @@ impl EthRpc {
         let id = id.unwrap_or(BlockId::latest());
         let n = self.state_number_of(id)?;
         let storage = self.chain.storage();
+        let head = self.chain.head();
+        // The head's header is in memory: decode from storage only for older blocks.
+        if n == head.header.number {
+            return Ok((storage.state_at(None)?, head.header.clone()));
+        }
         let header = storage.header(n)?.ok_or(RpcError::HeaderNotFound)?;
-        let at = if n == self.chain.head().header.number {
-            None
-        } else {
-            Some(n)
-        };
-        Ok((storage.state_at(at)?, header))
+        Ok((storage.state_at(Some(n))?, header))
     }
 
     fn stored_block(&self, n: Option<u64>) -> RpcResult<Option<StoredBlock>> {

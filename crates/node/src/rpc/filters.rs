@@ -16,6 +16,8 @@ use super::{
     logs,
 };
 
+// One filter per installed id, few at a time: boxing the log filter would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Kind {
     Logs { filter: Box<Filter>, next: u64 },
     Blocks { next: u64 },

@@ -304,11 +304,24 @@ fn entry_is_sound(entry: &RawValue) -> bool {
         // error, so rewrite it. (Nested arrays are not requests either.)
         return false;
     }
-    let Ok(fields) = serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(raw)
-    else {
-        return false;
+    // Fast path: only the three members that matter, borrowed, no map and no key allocations
+    // (a batch of 100 spent more time here than in the calls). Duplicate keys make it fail;
+    // the general map below then keeps the last one, as before.
+    let fields = match serde_json::from_str::<Members<'_>>(raw) {
+        Ok(m) => m,
+        Err(_) => {
+            let Ok(map) = serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(raw)
+            else {
+                return false;
+            };
+            Members {
+                id: map.get("id").copied(),
+                jsonrpc: map.get("jsonrpc").copied(),
+                method: map.get("method").copied(),
+            }
+        }
     };
-    match fields.get("id") {
+    match fields.id {
         // jsonrpsee ids are strings, unsigned integers or null; anything else would make the
         // object parse as a notification and vanish.
         Some(id) => {
@@ -317,12 +330,26 @@ fn entry_is_sound(entry: &RawValue) -> bool {
         }
         // A notification: fine if it is a well-formed one; otherwise jsonrpsee says -32700.
         None => {
-            fields.get("jsonrpc").is_some_and(|v| v.get() == r#""2.0""#)
-                && fields
-                    .get("method")
-                    .is_some_and(|m| m.get().starts_with('"'))
+            fields.jsonrpc.is_some_and(|v| v.get() == r#""2.0""#)
+                && fields.method.is_some_and(|m| m.get().starts_with('"'))
         }
     }
+}
+
+/// The members of a request object [`entry_is_sound`] looks at, as raw JSON (`null` included:
+/// a present `"id": null` is `Some`).
+#[derive(serde::Deserialize)]
+struct Members<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
 
 fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {

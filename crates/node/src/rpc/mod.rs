@@ -42,7 +42,7 @@ impl Default for RpcConfig {
     fn default() -> Self {
         Self {
             gas_cap: constants::DEFAULT_RPC_GAS_CAP,
-            evm_concurrency: constants::RPC_EVM_CONCURRENCY,
+            evm_concurrency: constants::rpc_evm_concurrency(),
             max_logs_range: constants::MAX_LOGS_RANGE,
             max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
             filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,

@@ -3,9 +3,9 @@
 use std::collections::BTreeSet;
 
 use alloy_primitives::{Address, B256};
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
-use super::{codec, Storage, StorageError, LOG_ADDRESSES, LOG_TOPICS};
+use super::{codec, Storage, StorageError};
 
 /// An address/topic filter over a block range, as eth_getLogs gives it.
 #[derive(Debug, Clone, Default)]
@@ -25,21 +25,21 @@ impl Storage {
     /// constraints this is every block of the range; with them, only indexed blocks are visited,
     /// so a selective filter costs O(matching blocks), not O(range).
     pub fn log_candidate_blocks(&self, q: &LogQuery) -> Result<Vec<u64>, StorageError> {
-        let tx = self.db.begin_read()?;
+        let snap = self.snapshot()?;
         let mut result: Option<BTreeSet<u64>> = None;
         if !q.addresses.is_empty() {
-            let table = tx.open_table(LOG_ADDRESSES)?;
+            let table = snap.table(&snap.log_addresses)?;
             let mut set = BTreeSet::new();
             for a in &q.addresses {
-                collect(&table, a.as_slice(), q.from, q.to, &mut set)?;
+                collect(table, a.as_slice(), q.from, q.to, &mut set)?;
             }
             result = Some(set);
         }
-        let table = tx.open_table(LOG_TOPICS)?;
+        let table = snap.table(&snap.log_topics)?;
         for position in q.topics.iter().filter(|t| !t.is_empty()) {
             let mut set = BTreeSet::new();
             for t in position {
-                collect(&table, t.as_slice(), q.from, q.to, &mut set)?;
+                collect(table, t.as_slice(), q.from, q.to, &mut set)?;
             }
             result = Some(match result {
                 Some(prev) => prev.intersection(&set).copied().collect(),

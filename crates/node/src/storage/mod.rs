@@ -9,13 +9,14 @@ mod codec;
 mod logs;
 mod proof;
 mod reader;
+mod snapshot;
 mod write;
 
 use std::{path::Path, sync::Arc};
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_primitives::{Address, B256};
-use redb::{ReadableDatabase, TableDefinition};
+use redb::TableDefinition;
 
 pub use logs::LogQuery;
 pub use reader::StateAt;
@@ -100,6 +101,7 @@ pub(crate) const STORAGE_HISTORY: TableDefinition<&[u8], &[u8; 32]> =
 #[derive(Clone)]
 pub struct Storage {
     db: Arc<redb::Database>,
+    snapshots: Arc<snapshot::Snapshots>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -130,8 +132,12 @@ impl Storage {
         let db = redb::Database::builder()
             .set_cache_size(crate::constants::DB_CACHE_BYTES)
             .create(path)?;
-        let storage = Self { db: Arc::new(db) };
+        let storage = Self {
+            db: Arc::new(db),
+            snapshots: Default::default(),
+        };
         storage.create_tables()?;
+        storage.snapshots.refresh(&storage.db);
         Ok(storage)
     }
 
@@ -156,17 +162,20 @@ impl Storage {
         Ok(())
     }
 
+    /// The read snapshot of the latest commit, shared by all readers until the next block.
+    fn snapshot(&self) -> Result<Arc<snapshot::Snapshot>, StorageError> {
+        self.snapshots.get(&self.db)
+    }
+
     /// Number of the canonical head, or `None` before genesis is written.
     pub fn head_number(&self) -> Result<Option<u64>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let meta = tx.open_table(META)?;
-        Ok(meta.get("head")?.map(|v| v.value()))
+        Ok(self.snapshot()?.head)
     }
 
     /// Header of canonical block `number`.
     pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let table = tx.open_table(HEADERS)?;
+        let snap = self.snapshot()?;
+        let table = snap.table(&snap.headers)?;
         table
             .get(number)?
             .map(|v| codec::decode_rlp("headers", v.value()))
@@ -175,28 +184,35 @@ impl Storage {
 
     /// Number of the block with `hash`.
     pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let table = tx.open_table(HASH_TO_NUMBER)?;
-        Ok(table.get(&hash.0)?.map(|v| v.value()))
+        let snap = self.snapshot()?;
+        Ok(snap
+            .table(&snap.hash_to_number)?
+            .get(&hash.0)?
+            .map(|v| v.value()))
     }
 
     /// Full block `number` (header, body, senders).
     pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let Some(header) = tx
-            .open_table(HEADERS)?
+        let snap = self.snapshot()?;
+        let Some((header, hash)) = snap
+            .table(&snap.headers)?
             .get(number)?
-            .map(|v| codec::decode_rlp::<Header>("headers", v.value()))
+            .map(|v| {
+                // The hash is keccak256 of the stored RLP: no re-encoding needed.
+                let raw = v.value();
+                codec::decode_rlp::<Header>("headers", raw)
+                    .map(|h| (h, alloy_primitives::keccak256(raw)))
+            })
             .transpose()?
         else {
             return Ok(None);
         };
-        let body = match tx.open_table(BODIES)?.get(number)? {
+        let body = match snap.table(&snap.bodies)?.get(number)? {
             Some(v) => codec::decode_rlp("bodies", v.value())?,
             None => BlockBody::default(),
         };
-        let senders = tx
-            .open_table(SENDERS)?
+        let senders = snap
+            .table(&snap.senders)?
             .get(number)?
             .map(|v| {
                 v.value()
@@ -206,7 +222,7 @@ impl Storage {
             })
             .unwrap_or_default();
         Ok(Some(StoredBlock {
-            hash: header.hash_slow(),
+            hash,
             header,
             body,
             senders,
@@ -215,8 +231,8 @@ impl Storage {
 
     /// Receipts of block `number`, in transaction order.
     pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let table = tx.open_table(RECEIPTS)?;
+        let snap = self.snapshot()?;
+        let table = snap.table(&snap.receipts)?;
         table
             .get(number)?
             .map(|v| codec::decode_receipts(v.value()))
@@ -225,14 +241,17 @@ impl Storage {
 
     /// Block number and index of a transaction.
     pub fn tx_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let table = tx.open_table(TX_INDEX)?;
-        Ok(table.get(&hash.0)?.map(|v| v.value()))
+        let snap = self.snapshot()?;
+        Ok(snap.table(&snap.tx_index)?.get(&hash.0)?.map(|v| v.value()))
     }
 
     /// The state as of block `number` (`None` = the head), as a consistent snapshot.
     pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
-        StateAt::new(self.db.begin_read()?, number)
+        Ok(StateAt::new(
+            self.snapshot()?,
+            self.snapshots.clone(),
+            number,
+        ))
     }
 }
 

@@ -1,25 +1,24 @@
 //! Point-in-time state reads: current tables for the head, history tables for older blocks.
 
+use std::sync::Arc;
+
 use alloy_primitives::{Address, B256, U256};
-use redb::{ReadOnlyTable, ReadTransaction};
 use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 
 use super::{
     codec::{self, decode_account},
-    StorageError, ACCOUNTS, ACCOUNT_HISTORY, CODE, HEADERS, META, STORAGE, STORAGE_HISTORY,
+    snapshot::{Snapshot, Snapshots},
+    StorageError,
 };
 use crate::state::{AccountState, StateReader};
 
-/// A consistent snapshot of the state as of one block.
+/// A consistent snapshot of the state as of one block. Cheap to create: it shares the read
+/// snapshot of the latest commit and opens tables only when a read needs them.
 pub struct StateAt {
     /// `None` reads the current tables; `Some(n)` reads history for block `n`.
     at: Option<u64>,
-    accounts: ReadOnlyTable<&'static [u8; 20], &'static [u8]>,
-    storage: ReadOnlyTable<&'static [u8], &'static [u8; 32]>,
-    code: ReadOnlyTable<&'static [u8; 32], &'static [u8]>,
-    account_history: ReadOnlyTable<&'static [u8], &'static [u8]>,
-    storage_history: ReadOnlyTable<&'static [u8], &'static [u8; 32]>,
-    headers: ReadOnlyTable<u64, &'static [u8]>,
+    snap: Arc<Snapshot>,
+    shared: Arc<Snapshots>,
 }
 
 impl std::fmt::Debug for StateAt {
@@ -31,35 +30,24 @@ impl std::fmt::Debug for StateAt {
 }
 
 impl StateAt {
-    pub(super) fn new(tx: ReadTransaction, number: Option<u64>) -> Result<Self, StorageError> {
-        let head = tx.open_table(META)?.get("head")?.map(|v| v.value());
+    pub(super) fn new(snap: Arc<Snapshot>, shared: Arc<Snapshots>, number: Option<u64>) -> Self {
         // Reading "as of the head" is the same as reading the current tables.
-        let at = match (number, head) {
+        let at = match (number, snap.head) {
             (Some(n), Some(h)) if n < h => Some(n),
             _ => None,
         };
-        Ok(Self {
-            at,
-            accounts: tx.open_table(ACCOUNTS)?,
-            storage: tx.open_table(STORAGE)?,
-            code: tx.open_table(CODE)?,
-            account_history: tx.open_table(ACCOUNT_HISTORY)?,
-            storage_history: tx.open_table(STORAGE_HISTORY)?,
-            headers: tx.open_table(HEADERS)?,
-        })
+        Self { at, snap, shared }
     }
 
     /// The account's consensus fields, or `None` if it does not exist at this block.
     pub fn account_state(&self, address: Address) -> Result<Option<AccountState>, StorageError> {
+        let snap = &self.snap;
         if let Some(n) = self.at {
             // The first change after block n holds the value the account had at n.
             let from = codec::with_block(address.as_slice(), n + 1);
             let to = codec::with_block(address.as_slice(), u64::MAX);
-            if let Some(entry) = self
-                .account_history
-                .range(from.as_slice()..=to.as_slice())?
-                .next()
-            {
+            let history = snap.table(&snap.account_history)?;
+            if let Some(entry) = history.range(from.as_slice()..=to.as_slice())?.next() {
                 let (_, v) = entry?;
                 let bytes = v.value();
                 return if bytes.is_empty() {
@@ -69,7 +57,7 @@ impl StateAt {
                 };
             }
         }
-        self.accounts
+        snap.table(&snap.accounts)?
             .get(&address.0 .0)?
             .map(|v| decode_account(v.value()))
             .transpose()
@@ -87,21 +75,19 @@ impl StateReader for StateAt {
     }
 
     fn storage(&self, address: Address, slot: U256) -> Result<U256, StorageError> {
+        let snap = &self.snap;
         let key = codec::slot_key(&address, &slot);
         if let Some(n) = self.at {
             let from = codec::with_block(&key, n + 1);
             let to = codec::with_block(&key, u64::MAX);
-            if let Some(entry) = self
-                .storage_history
-                .range(from.as_slice()..=to.as_slice())?
-                .next()
-            {
+            let history = snap.table(&snap.storage_history)?;
+            if let Some(entry) = history.range(from.as_slice()..=to.as_slice())?.next() {
                 let (_, v) = entry?;
                 return Ok(U256::from_be_bytes(*v.value()));
             }
         }
-        Ok(self
-            .storage
+        Ok(snap
+            .table(&snap.storage)?
             .get(key.as_slice())?
             .map(|v| U256::from_be_bytes(*v.value()))
             .unwrap_or_default())
@@ -111,15 +97,22 @@ impl StateReader for StateAt {
         if code_hash == KECCAK_EMPTY || code_hash.is_zero() {
             return Ok(Bytecode::default());
         }
-        match self.code.get(&code_hash.0)? {
-            Some(v) => Bytecode::new_raw_checked(v.value().to_vec().into())
-                .map_err(|e| codec::corrupt("code", format!("{e:?}"))),
-            None => Ok(Bytecode::default()),
-        }
+        let snap = &self.snap;
+        let code = self.shared.code(code_hash, || {
+            snap.table(&snap.code)?
+                .get(&code_hash.0)?
+                .map(|v| {
+                    Bytecode::new_raw_checked(v.value().to_vec().into())
+                        .map_err(|e| codec::corrupt("code", format!("{e:?}")))
+                })
+                .transpose()
+        })?;
+        Ok(code.unwrap_or_default())
     }
 
     fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
-        match self.headers.get(number)? {
+        let snap = &self.snap;
+        match snap.table(&snap.headers)?.get(number)? {
             Some(v) => Ok(alloy_primitives::keccak256(v.value())),
             None => Ok(B256::ZERO),
         }

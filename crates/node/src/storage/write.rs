@@ -53,6 +53,8 @@ impl Storage {
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
         tx.commit().map_err(StorageError::from)?;
+        // Readers move to the new block before anyone is told about it.
+        self.snapshots.refresh(&self.db);
         Ok((block, hash))
     }
 }

@@ -21,6 +21,8 @@ use l2node_node::{
 };
 
 /// A dev node with its temp dir.
+// The addresses are for tests that open raw connections; not every build of the suite does.
+#[allow(dead_code)]
 pub struct TestNode {
     pub handle: Option<NodeHandle>,
     pub dir: tempfile::TempDir,
