@@ -11,7 +11,7 @@ use alloy_consensus::{transaction::Recovered, Block, SignableTransaction, TxEip1
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
-use alloy_sol_types::{sol, SolCall};
+use alloy_sol_types::{sol, SolCall, SolValue};
 use l2node_node::{
     chain::Chain,
     chainspec::ChainSpec,
@@ -72,6 +72,11 @@ fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
         executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
     drop(state);
     let n = built.transactions.len();
+    assert!(
+        built.invalid.is_empty(),
+        "bench transactions are valid: {:?}",
+        built.invalid.first()
+    );
     chain
         .commit_built(built, [0u8; 32], &dev_sequencer())
         .unwrap();
@@ -198,14 +203,17 @@ fn cold_start(blocks: usize) {
 }
 
 fn main() {
-    let blocks = env_or("BENCH_BLOCKS", 10);
+    let blocks = env_or("BENCH_BLOCKS", 20);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
-    let sink = Address::repeat_byte(0xee);
+    // Every transfer pays a new account, so each block grows the state trie by `per_block` leaves.
+    let fresh = |k: &PrivateKeySigner, n: u64| {
+        Address::from_word(alloy_primitives::keccak256((k.address(), n).abi_encode()))
+    };
     run(
         "ETH transfers",
         blocks,
         per_block,
-        &|k, n| sign(k, n, TxKind::Call(sink), Bytes::new(), 1, 21_000),
+        &|k, n| sign(k, n, TxKind::Call(fresh(k, n)), Bytes::new(), 1, 21_000),
         &|_| {},
     );
 
@@ -244,18 +252,18 @@ fn main() {
         }
         assert_eq!(produce(chain, txs), 10);
     };
+    // A transfer to a fresh holder costs ~51k gas: 400 of them fit a 30M-gas block.
     run(
         "ERC-20 transfers",
         blocks,
-        per_block,
+        per_block.min(400),
         &|k, n| {
-            let to = Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
             let call = transferCall {
-                to,
+                to: fresh(k, n),
                 value: U256::from(1),
             }
             .abi_encode();
-            sign(k, n, TxKind::Call(token), call.into(), 0, 100_000)
+            sign(k, n, TxKind::Call(token), call.into(), 0, 70_000)
         },
         &setup,
     );
