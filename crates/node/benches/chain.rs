@@ -138,24 +138,16 @@ fn run(
     );
 
     // Import the same blocks into a fresh node: recover senders, execute, verify every root.
-    let blocks_to_import: Vec<Block<TxEnvelope>> = (first..=chain.head().header.number)
-        .map(|n| {
-            let b = chain.storage().block(n).unwrap().unwrap();
-            Block {
-                header: b.header,
-                body: b.body,
-            }
-        })
-        .collect();
-    let pre: Vec<Block<TxEnvelope>> = (1..first)
-        .map(|n| {
-            let b = chain.storage().block(n).unwrap().unwrap();
-            Block {
-                header: b.header,
-                body: b.body,
-            }
-        })
-        .collect();
+    let stored = |n: u64| {
+        let b = chain.storage().block(n).unwrap().unwrap();
+        Block {
+            header: b.header,
+            body: b.body,
+        }
+    };
+    let pre: Vec<Block<TxEnvelope>> = (1..first).map(stored).collect();
+    let blocks_to_import: Vec<Block<TxEnvelope>> =
+        (first..=chain.head().header.number).map(stored).collect();
     let dir2 = tempfile::tempdir().unwrap();
     let follower = open(dir2.path());
     for b in pre {
