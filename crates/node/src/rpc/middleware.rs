@@ -186,6 +186,33 @@ fn rewrite_oversized(rp: MethodResponse, limit: u32) -> MethodResponse {
     MethodResponse::error(id, response_too_large(limit)).with_extensions(extensions)
 }
 
+/// Replaces jsonrpsee's bare "Invalid params" by a message naming the argument and the format
+/// it needs (see `params.rs`), keeping the serde detail.
+fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> MethodResponse {
+    if rp.as_error_code() != Some(ErrorCode::InvalidParams.code()) {
+        return rp;
+    }
+    let parsed: Result<jsonrpsee::types::Response<'_, serde_json::Value>, _> =
+        serde_json::from_str(rp.as_json().get());
+    let Ok(response) = parsed else { return rp };
+    let jsonrpsee::types::ResponsePayload::Error(err) = &response.payload else {
+        return rp;
+    };
+    if err.message() != jsonrpsee::types::error::INVALID_PARAMS_MSG {
+        return rp; // a handler's own message already names the problem
+    }
+    let Some(message) = super::params::explain(method, params) else {
+        return rp;
+    };
+    let id = response.id.clone().into_owned();
+    let extensions = rp.extensions().clone();
+    MethodResponse::error(
+        id,
+        ErrorObject::owned(ErrorCode::InvalidParams.code(), message, None::<()>),
+    )
+    .with_extensions(extensions)
+}
+
 impl<S> RpcServiceT for WireRules<S>
 where
     S: RpcServiceT<
@@ -208,10 +235,15 @@ where
         });
         let inner = self.inner.clone();
         let limit = self.rules.max_response_body;
+        // Cheap clones: both borrow from the request body.
+        let (method, params) = (req.method.clone(), req.params.clone());
         async move {
             match refusal {
                 Some(rp) => rp,
-                None => rewrite_oversized(inner.call(req).await, limit),
+                None => {
+                    let rp = rewrite_oversized(inner.call(req).await, limit);
+                    name_bad_param(rp, &method, params.as_deref().map(|p| p.get()))
+                }
             }
         }
     }

@@ -10,6 +10,7 @@ pub mod http_layer;
 mod logs;
 pub mod middleware;
 mod misc;
+mod params;
 mod pubsub;
 pub mod server;
 
