@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Builds l2node, starts a dev node on free ports in a temp dir, runs every e2e suite against it
-# and stops it. The last line is run.sh's "N passed, N failed".
+# Installs the e2e clients, builds l2node, starts a dev node in a temp dir on ports 18645/18646
+# (E2E_HTTP_PORT / E2E_WS_PORT), runs every e2e suite against it and stops it.
+# The last line is run.sh's "N passed, N failed".
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# The clients the suites drive (cast, viem, web3.py); idempotent, fast when already installed.
+E2E_SKIP_WRK=1 bash "$ROOT/.ci/e2e-deps.sh" >/dev/null
 cargo build -q -p l2node-cli --manifest-path "$ROOT/Cargo.toml"
 DATA="$(mktemp -d)"
 HTTP_PORT="${E2E_HTTP_PORT:-18645}"
