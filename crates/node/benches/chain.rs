@@ -7,9 +7,8 @@
 
 use std::{sync::Arc, time::Instant};
 
-use alloy_consensus::{transaction::Recovered, Block, SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_consensus::{transaction::Recovered, Block, TxEip1559, TxEnvelope};
 use alloy_primitives::{Address, Bytes, TxKind, U256};
-use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{sol, SolCall, SolValue};
 use l2node_node::{
@@ -18,6 +17,7 @@ use l2node_node::{
     dev::{dev_accounts, dev_genesis, dev_sequencer},
     executor::{self, BuildAttributes},
     storage::Storage,
+    test_utils,
 };
 
 sol! {
@@ -55,8 +55,7 @@ fn sign(
         input,
         access_list: Default::default(),
     };
-    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
-    Recovered::new_unchecked(TxEnvelope::from(tx.into_signed(sig)), key.address())
+    test_utils::sign(key, tx)
 }
 
 /// Builds and commits one block from `txs` the way the miner does.

@@ -18,7 +18,7 @@ use alloy_trie::KECCAK_EMPTY;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use l2node_node::{
     state::{AccountChange, AccountState},
-    storage::StorageError,
+    trie::TrieError,
     trie::{apply_changes, state_root, MemoryTrieStore, TrieStore, TRIE_NODES},
 };
 use rand::{rngs::StdRng, Rng, SeedableRng};
@@ -101,19 +101,19 @@ struct Counting<'a, S> {
 }
 
 impl<S: TrieStore> TrieStore for Counting<'_, S> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         self.reads.set(self.reads.get() + 1);
         self.inner.get(key)
     }
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
         self.writes += 1;
         self.inner.put(key, value)
     }
-    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
         self.writes += 1;
         self.inner.delete(key)
     }
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
         self.writes += 1;
         self.inner.delete_prefix(prefix)
     }

@@ -7,19 +7,17 @@ pub mod chainspec;
 pub mod constants;
 pub mod dev;
 pub mod executor;
+pub mod fees;
 pub mod import;
+pub mod logs;
 pub mod miner;
 pub mod node;
 pub mod pool;
 pub mod rpc;
 pub mod state;
 pub mod storage;
-// The trie is being replaced on another branch; its lint fix lands there, not here.
-#[allow(
-    clippy::box_default,
-    clippy::type_complexity,
-    clippy::redundant_closure
-)]
+#[cfg(any(test, feature = "test-utils"))]
+pub mod test_utils;
 pub mod trie;
 
 pub use node::{spawn, NodeConfig, NodeError, NodeHandle};

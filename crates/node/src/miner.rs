@@ -7,7 +7,14 @@ use alloy_primitives::Address;
 use alloy_signer_local::PrivateKeySigner;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::{chain::Chain, executor, pool::Pool};
+use alloy_consensus::ReceiptEnvelope;
+
+use crate::{
+    chain::{Chain, ChainError, NextBlock},
+    executor,
+    pool::Pool,
+    storage::StoredBlock,
+};
 
 /// How the miner runs.
 #[derive(Debug, Clone)]
@@ -63,42 +70,59 @@ pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
     }
 }
 
+/// Builds the next block from the pool's best transactions on top of `next.parent`, without
+/// sealing or committing it: the miner's block and the RPC's `pending` block are this one build.
+pub fn build_next(
+    chain: &Chain,
+    pool: &Pool,
+    next: &NextBlock,
+) -> Result<executor::BuiltBlock, ChainError> {
+    // The head's state; if a block lands meanwhile, commit_built refuses the stale build.
+    let state = chain.storage().state_at(None)?;
+    let candidates = pool.best(next.base_fee);
+    executor::build_block(
+        chain.spec(),
+        &state,
+        &next.parent.header,
+        next.attributes(),
+        candidates.iter().map(|t| t.tx.clone()),
+    )
+    .map_err(|source| ChainError::Exec {
+        number: next.number,
+        source,
+    })
+}
+
+/// The block the sequencer would build next, with its receipts (not sealed: no state root or
+/// signature, and never stored).
+pub fn pending_block(
+    chain: &Chain,
+    pool: &Pool,
+) -> Result<(StoredBlock, Vec<ReceiptEnvelope>), ChainError> {
+    let built = build_next(chain, pool, &chain.next_block())?;
+    let block = built.to_block();
+    let senders = built.transactions.iter().map(|t| t.signer()).collect();
+    let stored = StoredBlock {
+        hash: block.header.hash_slow(),
+        header: block.header,
+        body: block.body,
+        senders,
+    };
+    Ok((stored, built.receipts))
+}
+
 /// Builds, seals and commits one block on the current head. Returns the number and
 /// transaction count, or `None` when there was nothing to do.
 pub fn mine_one(
     chain: &Chain,
     pool: &Pool,
     cfg: &MinerConfig,
-) -> Result<Option<(u64, usize)>, crate::chain::ChainError> {
-    let spec = chain.spec().clone();
-    let head = chain.head();
-    let base_fee = spec.next_base_fee(&head.header);
-    let candidates = pool.best(base_fee);
-    if candidates.is_empty() && !cfg.create_empty_blocks {
+) -> Result<Option<(u64, usize)>, ChainError> {
+    let next = chain.next_block();
+    if pool.status().0 == 0 && !cfg.create_empty_blocks {
         return Ok(None);
     }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    let attrs = executor::BuildAttributes {
-        timestamp: now.max(head.header.timestamp + 1),
-        beneficiary: Address::ZERO,
-        extra_data: Default::default(),
-        gas_limit: head.header.gas_limit,
-        ..Default::default()
-    };
-    let state = chain.storage().state_at(None)?;
-    let number = head.header.number + 1;
-    let built = executor::build_block(
-        &spec,
-        &state,
-        &head.header,
-        attrs,
-        candidates.iter().map(|t| t.tx.clone()),
-    )
-    .map_err(|source| crate::chain::ChainError::Exec { number, source })?;
-    drop(state);
+    let built = build_next(chain, pool, &next)?;
     let invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
     for (hash, reason) in &built.invalid {
         tracing::debug!(target: "l2node::miner", %hash, %reason, "dropped invalid transaction");
@@ -114,12 +138,12 @@ pub fn mine_one(
     chain.commit_built(built, [0u8; 32], &cfg.key)?;
     pool.remove(&invalid);
     let state = chain.storage().state_at(None)?;
-    let ctx = crate::node::validation_context(chain);
-    if ctx.block_gas_limit == head.header.gas_limit {
-        pool.on_new_block_touched(&state, &ctx, &touched);
+    let after = chain.next_block();
+    if after.gas_limit == next.gas_limit {
+        pool.on_new_block_touched(&state, &after, &touched);
     } else {
         // A new gas limit can invalidate any sender's transactions.
-        pool.on_new_block(&state, &ctx);
+        pool.on_new_block(&state, &after);
     }
-    Ok(Some((number, count)))
+    Ok(Some((next.number, count)))
 }

@@ -9,8 +9,8 @@ use crate::{
     chain::{Chain, ChainError},
     chainspec::ChainSpec,
     miner::{self, MinerConfig},
-    pool::{Pool, PoolConfig, PoolError, ValidationContext},
-    rpc::{self, RpcConfig, RpcServerConfig, RpcServerHandle},
+    pool::{Pool, PoolConfig, PoolError},
+    rpc::{self, RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle},
     storage::{Storage, StorageError},
 };
 
@@ -49,7 +49,7 @@ pub enum NodeError {
     Pool(#[from] PoolError),
     /// A server failed to bind.
     #[error("cannot start the RPC servers: {0}")]
-    Rpc(String),
+    Rpc(#[from] RpcServerError),
 }
 
 /// A running node.
@@ -71,8 +71,18 @@ impl std::fmt::Debug for NodeHandle {
     }
 }
 
+/// Dropping the handle stops the miner and the servers (without waiting, unlike [`NodeHandle::stop`]).
+impl Drop for NodeHandle {
+    fn drop(&mut self) {
+        if let Some(m) = self.miner.take() {
+            m.abort();
+        }
+        self.rpc.stop();
+    }
+}
+
 impl NodeHandle {
-    /// Stops mining and the servers. Committed blocks are already durable.
+    /// Stops mining and the servers and waits for them. Committed blocks are already durable.
     pub async fn stop(mut self) {
         if let Some(m) = self.miner.take() {
             m.abort();
@@ -97,20 +107,6 @@ pub fn open_chain(
     Ok(Arc::new(Chain::open(storage, spec)?))
 }
 
-/// The pool's view of the next block.
-pub fn validation_context(chain: &Chain) -> ValidationContext {
-    let spec = chain.spec();
-    let head = chain.head();
-    let next_ts = head.header.timestamp + 1;
-    ValidationContext {
-        chain_id: spec.chain_id,
-        base_fee: spec.next_base_fee(&head.header),
-        block_gas_limit: head.header.gas_limit,
-        shanghai: spec.is_shanghai_active_at(next_ts),
-        prague: spec.is_prague_active_at(next_ts),
-    }
-}
-
 /// Starts a node.
 pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let data_dir = cfg.data_dir.clone();
@@ -125,7 +121,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let pool = Arc::new(Pool::new(pool_cfg)?);
     {
         let state = chain.storage().state_at(None)?;
-        let n = pool.load_journal(&state, &validation_context(&chain))?;
+        let n = pool.load_journal(&state, &chain.next_block())?;
         if n > 0 {
             tracing::info!(target: "l2node::pool", restored = n, "restored pooled transactions");
         }
@@ -142,9 +138,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         ))
     });
     let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
-    let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server)
-        .await
-        .map_err(|e| NodeError::Rpc(e.to_string()))?;
+    let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server).await?;
     Ok(NodeHandle {
         chain,
         pool,

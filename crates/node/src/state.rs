@@ -1,24 +1,8 @@
-//! The state interface shared by storage, execution, the pool and the trie.
-//!
-//! Storage implements [`StateReader`] for any block it holds; the executor reads through it and
-//! returns [`StateChanges`], which storage writes and the trie folds into the state root.
+//! The state changes of a block: what the executor returns, storage writes and the trie folds
+//! into the state root. Plain data with no dependency on any other module.
 
 use alloy_primitives::{Address, B256, U256};
-use revm::{bytecode::Bytecode, state::AccountInfo};
-
-use crate::storage::StorageError;
-
-/// Read access to the world state as of one block.
-pub trait StateReader: Send + Sync {
-    /// Account basics (balance, nonce, code hash; `code` left `None`), or `None` if absent.
-    fn account(&self, address: Address) -> Result<Option<AccountInfo>, StorageError>;
-    /// Value of a storage slot (zero when unset).
-    fn storage(&self, address: Address, slot: U256) -> Result<U256, StorageError>;
-    /// Contract code by its keccak hash (empty bytecode when unknown).
-    fn code_by_hash(&self, code_hash: B256) -> Result<Bytecode, StorageError>;
-    /// Hash of a canonical block by number (for the BLOCKHASH opcode), zero when unknown.
-    fn block_hash(&self, number: u64) -> Result<B256, StorageError>;
-}
+use revm::bytecode::Bytecode;
 
 /// The new value of one account after a block.
 #[derive(Debug, Clone, PartialEq, Eq)]

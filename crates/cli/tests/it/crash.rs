@@ -6,10 +6,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_consensus::TxEip1559;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
-use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use jsonrpsee::{
     core::client::ClientT,
@@ -84,8 +83,7 @@ fn transfer(key: &PrivateKeySigner, nonce: u64) -> Bytes {
         input: Bytes::new(),
         access_list: Default::default(),
     };
-    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
-    TxEnvelope::from(tx.into_signed(sig)).encoded_2718().into()
+    l2node_node::test_utils::sign(key, tx).encoded_2718().into()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

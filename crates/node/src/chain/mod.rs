@@ -5,17 +5,21 @@
 //! block is committed to storage before anyone hears of it.
 
 pub mod clique;
+mod next;
 
 use std::sync::Arc;
 
 use alloy_consensus::{
     proofs, Block, BlockBody, Header, ReceiptEnvelope, TxEnvelope, TxReceipt as _,
 };
+use alloy_eips::BlockNumberOrTag;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 use parking_lot::{Mutex, RwLock};
 use revm::bytecode::Bytecode;
 use tokio::sync::broadcast;
+
+pub use next::NextBlock;
 
 use crate::{
     chainspec::ChainSpec,
@@ -171,6 +175,21 @@ impl Chain {
     /// The current head.
     pub fn head(&self) -> Arc<Head> {
         self.head.read().clone()
+    }
+
+    /// The number a block tag means now, or `None` for a number beyond the head. One
+    /// sequencer gives instant finality, so `safe`, `finalized` (and `pending`, for reads of
+    /// state) are the head.
+    pub fn resolve_tag(&self, tag: BlockNumberOrTag) -> Option<u64> {
+        let head = self.head().header.number;
+        match tag {
+            BlockNumberOrTag::Earliest => Some(0),
+            BlockNumberOrTag::Latest
+            | BlockNumberOrTag::Safe
+            | BlockNumberOrTag::Finalized
+            | BlockNumberOrTag::Pending => Some(head),
+            BlockNumberOrTag::Number(n) => (n <= head).then_some(n),
+        }
     }
 
     /// Notifications of committed blocks, in order.

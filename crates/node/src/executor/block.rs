@@ -1,6 +1,6 @@
 //! Block execution (import) and block building (sequencer).
 
-use std::borrow::Cow;
+use std::{borrow::Cow, collections::HashSet};
 
 use alloy_consensus::{
     constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH},
@@ -19,6 +19,7 @@ use alloy_evm::{
 use alloy_hardforks::{EthereumHardfork, EthereumHardforks, ForkCondition};
 use alloy_primitives::{Address, Bloom, Bytes, B256, U256};
 use revm::{
+    context_interface::result::InvalidTransaction,
     database::{states::bundle_state::BundleRetention, BundleState, State},
     primitives::KECCAK_EMPTY,
 };
@@ -29,7 +30,8 @@ use super::{
 };
 use crate::{
     chainspec::ChainSpec,
-    state::{AccountChange, AccountState, StateChanges, StateReader},
+    state::{AccountChange, AccountState, StateChanges},
+    storage::StateReader,
 };
 
 /// Result of executing one block.
@@ -66,6 +68,9 @@ fn logs_bloom(receipts: &[ReceiptEnvelope]) -> Bloom {
         .iter()
         .fold(Bloom::ZERO, |bloom, r| bloom | *r.logs_bloom())
 }
+
+/// Gas of the cheapest transaction (a plain transfer): a block with less left is full.
+pub const MIN_TX_GAS: u64 = 21_000;
 
 /// Inputs of a new block that do not come from the parent.
 #[derive(Debug, Clone, Default)]
@@ -177,11 +182,10 @@ pub fn execute_block(
 ) -> Result<BlockOutput, ExecError> {
     let txs = &block.body.transactions;
     if senders.len() != txs.len() {
-        return Err(ExecError::Other(format!(
-            "{} senders for {} transactions",
-            senders.len(),
-            txs.len()
-        )));
+        return Err(ExecError::SendersMismatch {
+            senders: senders.len(),
+            transactions: txs.len(),
+        });
     }
     let header = &block.header;
     let evm = EthEvmFactory::default().create_evm(new_state(state), evm_env(spec, header));
@@ -222,9 +226,10 @@ pub fn execute_block(
 /// Builds the child of `parent` from `candidates` (in order).
 ///
 /// A candidate that fails validation (nonce, funds, fee below the base fee, ...) is skipped and
-/// reported in [`BuiltBlock::invalid`]; a blob transaction that would overflow the block's blob
-/// gas is skipped silently (it may fit the next block); building stops at the first candidate
-/// whose gas limit exceeds the gas left. The state root is left to the caller.
+/// reported in [`BuiltBlock::invalid`]; one whose gas limit exceeds the gas left (or whose blobs
+/// exceed the blob gas left) is skipped silently, as it may fit the next block. Either way the
+/// sender's later candidates are skipped too, and building goes on with other senders (as geth's
+/// miner does) until less than [`MIN_TX_GAS`] is left. The state root is left to the caller.
 pub fn build_block(
     spec: &ChainSpec,
     state: &dyn StateReader,
@@ -288,18 +293,29 @@ pub fn build_block(
     let mut transactions = Vec::new();
     let mut tx_gas_used = Vec::new();
     let mut invalid = Vec::new();
+    // A sender whose transaction is left out has its later nonces left out too: they could
+    // not execute before it.
+    let mut skipped: HashSet<Address> = HashSet::new();
     for tx in candidates {
+        if header.gas_limit - gas_used < MIN_TX_GAS {
+            break;
+        }
+        let sender = tx.signer();
+        if skipped.contains(&sender) {
+            continue;
+        }
         let hash = *tx.tx_hash();
         if tx.gas_limit() > header.gas_limit {
             invalid.push((hash, "exceeds block gas limit".to_string()));
+            skipped.insert(sender);
             continue;
-        }
-        if tx.gas_limit() > header.gas_limit - gas_used {
-            break;
         }
         let tx_blob_gas = tx.blob_gas_used().unwrap_or_default();
         // (Before Cancun a blob transaction goes on to execution and is rejected as invalid.)
-        if cancun && tx_blob_gas > 0 && blob_gas_used + tx_blob_gas > max_blob_gas {
+        let blobs_full = cancun && tx_blob_gas > 0 && blob_gas_used + tx_blob_gas > max_blob_gas;
+        if tx.gas_limit() > header.gas_limit - gas_used || blobs_full {
+            // It may fit the next block; others behind it may fit this one.
+            skipped.insert(sender);
             continue;
         }
         match executor.execute_transaction(tx.as_recovered_ref()) {
@@ -317,6 +333,14 @@ pub fn build_block(
                     .as_invalid_tx_err()
                     .map(invalid_tx_message)
                     .unwrap_or(error.to_string());
+                // geth's miner: a nonce too low only drops this transaction; anything else
+                // leaves the sender's later nonces unable to run.
+                if !matches!(
+                    error.as_invalid_tx_err(),
+                    Some(InvalidTransaction::NonceTooLow { .. })
+                ) {
+                    skipped.insert(sender);
+                }
                 invalid.push((hash, reason));
             }
             Err(err) => return Err(block_err(err)),
@@ -360,11 +384,13 @@ fn block_err(err: BlockExecutionError) -> ExecError {
             error,
             ..
         }) => error,
-        other => return ExecError::Other(other.to_string()),
+        other => return ExecError::Block(other),
     };
     match boxed.downcast::<super::error::EvmErr>() {
         Ok(evm_err) => ExecError::from(*evm_err),
-        Err(other) => ExecError::Other(other.to_string()),
+        Err(other) => ExecError::Block(BlockExecutionError::Internal(
+            alloy_evm::block::InternalBlockExecutionError::Other(other),
+        )),
     }
 }
 
@@ -433,8 +459,9 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::executor::test_utils::{
-        clique_spec, dev_spec, fixture_chain, key, signed_transfer, MemState, ALICE, BOB,
+    use crate::test_utils::{
+        clique_spec, dev_spec, fixture_chain, key, signed_transfer, signed_transfer_with_gas,
+        MemState, ALICE, BOB,
     };
     use alloy_consensus::transaction::SignerRecoverable;
 
@@ -514,7 +541,7 @@ mod tests {
             &state,
             &parent,
             attrs,
-            vec![good0, stale, good1, broke].into_iter(),
+            vec![good0, good1, stale, broke].into_iter(),
         )
         .unwrap();
         assert_eq!(built.transactions.len(), 2);
@@ -623,7 +650,33 @@ mod tests {
     }
 
     #[test]
-    fn build_block_stops_when_gas_runs_out() {
+    fn build_block_skips_a_sender_whose_transaction_does_not_fit_and_goes_on() {
+        let spec = dev_spec();
+        let state = MemState::from_genesis(&spec.genesis);
+        let parent = spec.genesis_header(state.state_root());
+        let attrs = BuildAttributes {
+            timestamp: parent.timestamp + 1,
+            gas_limit: 70_000,
+            ..Default::default()
+        };
+        let with_gas = |from, nonce, gas| signed_transfer_with_gas(&spec, from, nonce, BOB, 1, gas);
+        // Key 0: a transfer, then one asking for more gas than is left, then one that would fit
+        // but cannot run before it. Key 1: a transfer behind all of them.
+        let txs = vec![
+            with_gas(0, 0, 21_000),
+            with_gas(0, 1, 60_000),
+            with_gas(0, 2, 21_000),
+            with_gas(1, 0, 21_000),
+        ];
+        let hashes: Vec<_> = txs.iter().map(|t| *t.tx_hash()).collect();
+        let built = build_block(&spec, &state, &parent, attrs, txs.into_iter()).unwrap();
+        let included: Vec<_> = built.transactions.iter().map(|t| *t.tx_hash()).collect();
+        assert_eq!(included, vec![hashes[0], hashes[3]]);
+        assert!(built.invalid.is_empty(), "{:?}", built.invalid);
+    }
+
+    #[test]
+    fn build_block_stops_when_less_than_a_transfer_is_left() {
         let spec = dev_spec();
         let state = MemState::from_genesis(&spec.genesis);
         let parent = spec.genesis_header(state.state_root());

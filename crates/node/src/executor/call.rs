@@ -38,7 +38,7 @@ use super::{
 use crate::{
     chainspec::ChainSpec,
     constants::{ACCESS_LIST_MAX_ROUNDS, EVM_CALL_TIMEOUT, EVM_DEADLINE_CHECK_STEPS},
-    state::StateReader,
+    storage::StateReader,
 };
 
 /// Result of [`call`].
@@ -52,6 +52,69 @@ pub struct CallOutput {
     pub reverted: bool,
     /// Logs emitted (empty when reverted).
     pub logs: Vec<Log>,
+}
+
+/// Where a call runs: the chain rules and the state after one block.
+#[derive(Clone, Copy)]
+pub struct CallEnv<'a> {
+    /// The chain's rules (forks, chain id).
+    pub spec: &'a ChainSpec,
+    /// The state after `header`.
+    pub state: &'a dyn StateReader,
+    /// The block the call runs on top of (its number, time and gas limit are the call's).
+    pub header: &'a Header,
+}
+
+impl<'a> CallEnv<'a> {
+    /// Calls on `state`, the state after `header`, under `spec`'s rules.
+    pub fn new(spec: &'a ChainSpec, state: &'a dyn StateReader, header: &'a Header) -> Self {
+        Self {
+            spec,
+            state,
+            header,
+        }
+    }
+}
+
+impl std::fmt::Debug for CallEnv<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallEnv")
+            .field("block", &self.header.number)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What eth_call, eth_estimateGas and eth_createAccessList run.
+#[derive(Debug, Clone, Default)]
+pub struct CallRequest {
+    /// The transaction to simulate.
+    pub tx: TransactionRequest,
+    /// Account overrides applied before the call.
+    pub state_overrides: Option<StateOverride>,
+    /// Block-environment overrides applied before the call.
+    pub block_overrides: Option<Box<BlockOverrides>>,
+    /// Most gas the call may use (`--rpc-gas-cap`; 0 = unlimited).
+    pub gas_cap: u64,
+}
+
+impl CallRequest {
+    /// A request for `tx` with no overrides.
+    pub fn new(tx: TransactionRequest, gas_cap: u64) -> Self {
+        Self {
+            tx,
+            gas_cap,
+            ..Default::default()
+        }
+    }
+
+    /// The gas cap as a bound: 0 means unlimited.
+    pub(crate) fn cap(&self) -> u64 {
+        if self.gas_cap == 0 {
+            u64::MAX
+        } else {
+            self.gas_cap
+        }
+    }
 }
 
 /// Inspector that halts execution once a wall-clock deadline has passed.
@@ -89,6 +152,33 @@ pub(crate) struct Prepared<'a> {
     pub(crate) db: State<StateDb<'a>>,
     pub(crate) env: EvmEnv,
     pub(crate) tx: TxEnv,
+    /// What the sender's balance pays for at the request's price.
+    pub(crate) allowance: Allowance,
+}
+
+/// Gas the sender can pay for at the request's price after the value, computed once by
+/// [`prepare`] for both the call's default gas and the estimate's upper bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Allowance {
+    /// Gas price zero: no limit from the balance.
+    Unlimited,
+    /// This much gas.
+    Gas(u64),
+    /// The value alone exceeds the balance.
+    ValueExceedsBalance,
+}
+
+impl Allowance {
+    /// The limit as a gas bound, or geth's error when the value alone is unaffordable.
+    pub(crate) fn bound(self) -> Result<u64, ExecError> {
+        match self {
+            Self::Unlimited => Ok(u64::MAX),
+            Self::Gas(gas) => Ok(gas),
+            Self::ValueExceedsBalance => Err(ExecError::InvalidTx(
+                "insufficient funds for transfer".into(),
+            )),
+        }
+    }
 }
 
 impl std::fmt::Debug for Prepared<'_> {
@@ -99,25 +189,19 @@ impl std::fmt::Debug for Prepared<'_> {
     }
 }
 
-/// Builds the call environment on top of `header`'s state.
-pub(crate) fn prepare<'a>(
-    spec: &ChainSpec,
-    state: &'a dyn StateReader,
-    header: &Header,
-    request: &TransactionRequest,
-    overrides: Option<&StateOverride>,
-    block_overrides: Option<&BlockOverrides>,
-    gas_cap: u64,
-) -> Result<Prepared<'a>, ExecError> {
-    let mut db = State::builder().with_database(StateDb::new(state)).build();
-    let mut env = super::block::evm_env(spec, header);
-    if let Some(block_overrides) = block_overrides {
-        apply_block_overrides(block_overrides.clone(), &mut db, &mut env.block_env);
+/// Builds the call environment on top of `at.header`'s state.
+pub(crate) fn prepare<'a>(at: CallEnv<'a>, req: &CallRequest) -> Result<Prepared<'a>, ExecError> {
+    let mut db = State::builder()
+        .with_database(StateDb::new(at.state))
+        .build();
+    let mut env = super::block::evm_env(at.spec, at.header);
+    if let Some(block_overrides) = &req.block_overrides {
+        apply_block_overrides((**block_overrides).clone(), &mut db, &mut env.block_env);
     }
-    if let Some(overrides) = overrides {
+    if let Some(overrides) = &req.state_overrides {
         apply_state_overrides(overrides.clone(), &mut db).map_err(|e| match e {
             alloy_evm::overrides::StateOverrideError::Database(db) => ExecError::from(db),
-            other => ExecError::Other(other.to_string()),
+            other => ExecError::StateOverride(other),
         })?;
     }
     let cfg = &mut env.cfg_env;
@@ -126,6 +210,7 @@ pub(crate) fn prepare<'a>(
     cfg.disable_eip3607 = true;
     cfg.disable_block_gas_limit = true;
     cfg.tx_gas_limit_cap = Some(u64::MAX);
+    let request = &req.tx;
     let price_given = request.gas_price.is_some() || request.max_fee_per_gas.is_some();
     cfg.disable_balance_check = !price_given;
 
@@ -133,23 +218,30 @@ pub(crate) fn prepare<'a>(
         .clone()
         .try_into_tx_env(&env)
         .map_err(|e| ExecError::InvalidTx(e.to_string()))?;
-    tx.gas_limit = match request.gas {
-        Some(gas) => gas.min(gas_cap),
-        None => {
-            let mut gas = env.block_env.gas_limit.min(gas_cap);
-            if tx.gas_price > 0 {
-                let allowance = caller_gas_allowance(&mut db, &tx).map_err(|e| match e {
-                    alloy_evm::call::CallError::Database(db) => ExecError::from(db),
-                    alloy_evm::call::CallError::InsufficientFunds(_) => {
-                        ExecError::InvalidTx("insufficient funds for transfer".into())
-                    }
-                })?;
-                gas = gas.min(allowance);
-            }
-            gas
+    let allowance = if tx.gas_price == 0 {
+        Allowance::Unlimited
+    } else {
+        match caller_gas_allowance(&mut db, &tx) {
+            Ok(gas) => Allowance::Gas(gas),
+            Err(alloy_evm::call::CallError::InsufficientFunds(_)) => Allowance::ValueExceedsBalance,
+            Err(alloy_evm::call::CallError::Database(db)) => return Err(db.into()),
         }
     };
-    Ok(Prepared { db, env, tx })
+    tx.gas_limit = match request.gas {
+        // An explicit limit runs as given: the EVM's balance check words any shortfall.
+        Some(gas) => gas.min(req.cap()),
+        None => env
+            .block_env
+            .gas_limit
+            .min(req.cap())
+            .min(allowance.bound()?),
+    };
+    Ok(Prepared {
+        db,
+        env,
+        tx,
+        allowance,
+    })
 }
 
 /// Runs `tx` on `db` under `inspector`, without committing.
@@ -171,24 +263,8 @@ where
 ///
 /// A REVERT is a normal outcome (`reverted: true` with the revert data); an exceptional halt
 /// is [`ExecError::Halt`], an invalid request [`ExecError::InvalidTx`].
-pub fn call(
-    spec: &ChainSpec,
-    state: &dyn StateReader,
-    header: &Header,
-    request: &TransactionRequest,
-    overrides: Option<&StateOverride>,
-    block_overrides: Option<&BlockOverrides>,
-    gas_cap: u64,
-) -> Result<CallOutput, ExecError> {
-    let mut prepared = prepare(
-        spec,
-        state,
-        header,
-        request,
-        overrides,
-        block_overrides,
-        gas_cap,
-    )?;
+pub fn call(at: CallEnv<'_>, req: &CallRequest) -> Result<CallOutput, ExecError> {
+    let mut prepared = prepare(at, req)?;
     let mut deadline = Deadline::after_timeout();
     let result = run_tx(&mut prepared.db, &prepared.env, prepared.tx, &mut deadline)?;
     if deadline.expired {
@@ -219,23 +295,10 @@ pub fn call(
 /// Like geth it re-runs with the list found until the list stops changing (at most
 /// [`ACCESS_LIST_MAX_ROUNDS`]). A revert or halt of the final run is returned as the error.
 pub fn create_access_list(
-    spec: &ChainSpec,
-    state: &dyn StateReader,
-    header: &Header,
-    request: &TransactionRequest,
-    overrides: Option<&StateOverride>,
-    block_overrides: Option<&BlockOverrides>,
-    gas_cap: u64,
+    at: CallEnv<'_>,
+    req: &CallRequest,
 ) -> Result<(AccessList, u64), ExecError> {
-    let mut prepared = prepare(
-        spec,
-        state,
-        header,
-        request,
-        overrides,
-        block_overrides,
-        gas_cap,
-    )?;
+    let mut prepared = prepare(at, req)?;
     let mut deadline = Deadline::after_timeout();
     let mut list = prepared.tx.access_list.clone();
     for _ in 0..ACCESS_LIST_MAX_ROUNDS {
@@ -268,7 +331,7 @@ pub fn create_access_list(
         }
         list = found;
     }
-    Err(ExecError::Other("access list did not converge".into()))
+    Err(ExecError::AccessListDiverges)
 }
 
 #[cfg(test)]
@@ -276,7 +339,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::{
         constants::DEFAULT_RPC_GAS_CAP,
-        executor::test_utils::{dev_spec, key, MemState},
+        test_utils::{dev_spec, key, MemState},
     };
     use alloy_primitives::{address, hex, Address, B256, U256};
     use alloy_sol_types::{Revert, SolError};
@@ -324,13 +387,8 @@ pub(crate) mod tests {
     fn call_returns_output_and_logs_gas() {
         let (spec, state, header) = contract_state();
         let out = call(
-            &spec,
-            &state,
-            &header,
-            &request(&[0; 32]),
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(request(&[0; 32]), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
         assert!(!out.reverted);
@@ -345,13 +403,8 @@ pub(crate) mod tests {
     fn call_with_revert_data_reports_reverted() {
         let (spec, state, header) = contract_state();
         let out = call(
-            &spec,
-            &state,
-            &header,
-            &request(&[1; 32]),
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(request(&[1; 32]), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
         assert!(out.reverted);
@@ -367,13 +420,8 @@ pub(crate) mod tests {
             .to(CONTRACT)
             .input(Bytes::from(vec![0u8; 32]).into());
         let out = call(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
         assert!(!out.reverted);
@@ -384,13 +432,8 @@ pub(crate) mod tests {
         let (spec, state, header) = contract_state();
         let req = request(&[0; 32]).gas_limit(22_000);
         let err = call(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "out of gas");
@@ -410,13 +453,13 @@ pub(crate) mod tests {
         );
         let req = TransactionRequest::default().to(target);
         let out = call(
-            &spec,
-            &state,
-            &header,
-            &req,
-            Some(&overrides),
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest {
+                tx: req.clone(),
+                state_overrides: Some(overrides),
+                gas_cap: DEFAULT_RPC_GAS_CAP,
+                ..Default::default()
+            },
         )
         .unwrap();
         assert_eq!(out.output[31], 0x2a);
@@ -426,13 +469,8 @@ pub(crate) mod tests {
     fn create_access_list_lists_touched_slot() {
         let (spec, state, header) = contract_state();
         let (list, gas) = create_access_list(
-            &spec,
-            &state,
-            &header,
-            &request(&[0; 32]),
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(request(&[0; 32]), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
         // Like geth: the recipient is not listed for itself, but its touched slots are.
@@ -450,13 +488,8 @@ pub(crate) mod tests {
         state.set_code(looper, hex!("5b5f56").into()); // JUMPDEST PUSH0 JUMP
         let header = spec.genesis_header(state.state_root());
         let mut prepared = prepare(
-            &spec,
-            &state,
-            &header,
-            &TransactionRequest::default().to(looper),
-            None,
-            None,
-            u64::MAX / 2,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(TransactionRequest::default().to(looper), u64::MAX / 2),
         )
         .unwrap();
         let mut deadline = Deadline {

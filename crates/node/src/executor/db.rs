@@ -8,7 +8,7 @@ use revm::{
     state::AccountInfo,
 };
 
-use crate::{state::StateReader, storage::StorageError};
+use crate::storage::{StateReader, StorageError};
 
 /// A storage error surfaced through revm.
 #[derive(Debug, thiserror::Error)]

@@ -36,9 +36,29 @@ pub enum ExecError {
     /// Reading the state failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
-    /// Anything else (malformed input, block-level failures).
-    #[error("{0}")]
-    Other(String),
+    /// A state override is malformed (e.g. both `state` and `stateDiff` for one account).
+    #[error("invalid state override: {0}")]
+    StateOverride(#[source] alloy_evm::overrides::StateOverrideError<EvmDatabaseError<DbError>>),
+    /// The block environment lacks a field its fork needs.
+    #[error("invalid block environment: {0}")]
+    Header(#[from] InvalidHeader),
+    /// A block does not come with one recovered sender per transaction.
+    #[error("{senders} senders for {transactions} transactions")]
+    SendersMismatch {
+        /// Senders given.
+        senders: usize,
+        /// Transactions in the block.
+        transactions: usize,
+    },
+    /// eth_createAccessList found a different list on every round.
+    #[error("access list did not converge")]
+    AccessListDiverges,
+    /// The block executor failed outside any one transaction (system calls, requests).
+    #[error(transparent)]
+    Block(#[from] alloy_evm::block::BlockExecutionError),
+    /// The EVM failed for a reason of its own (not the state, the transaction or the header).
+    #[error("EVM failure: {0}")]
+    Evm(String),
 }
 
 impl ExecError {
@@ -85,7 +105,7 @@ impl From<EvmDatabaseError<DbError>> for ExecError {
     fn from(err: EvmDatabaseError<DbError>) -> Self {
         match err {
             EvmDatabaseError::Database(db) => Self::Storage(db.0),
-            EvmDatabaseError::Bal(bal) => Self::Other(bal.to_string()),
+            EvmDatabaseError::Bal(bal) => Self::Evm(bal.to_string()),
         }
     }
 }
@@ -97,14 +117,10 @@ impl From<EvmErr> for ExecError {
     fn from(err: EvmErr) -> Self {
         match err {
             EVMError::Transaction(tx) => Self::InvalidTx(invalid_tx_message(&tx)),
-            EVMError::Header(InvalidHeader::PrevrandaoNotSet) => {
-                Self::Other("block has no prevrandao".into())
-            }
-            EVMError::Header(InvalidHeader::ExcessBlobGasNotSet) => {
-                Self::Other("block has no excess blob gas".into())
-            }
+            EVMError::Header(header) => Self::Header(header),
             EVMError::Database(db) => db.into(),
-            other => Self::Other(other.to_string()),
+            EVMError::Custom(msg) => Self::Evm(msg),
+            EVMError::CustomAny(any) => Self::Evm(any.to_string()),
         }
     }
 }

@@ -10,23 +10,17 @@
 //!    binary-search (first probes capped at `2 * lo`) until `(hi - lo) / hi` is below
 //!    [`ESTIMATE_GAS_ERROR_RATIO`].
 
-use alloy_consensus::Header;
-use alloy_primitives::{TxKind, U256};
-use alloy_rpc_types_eth::{state::StateOverride, BlockOverrides, TransactionRequest};
+use alloy_primitives::TxKind;
 use revm::{
     context_interface::result::{ExecutionResult, HaltReason, OutOfGasError},
     Database,
 };
 
 use super::{
-    call::{prepare, run_tx, Deadline, Prepared},
+    call::{prepare, run_tx, CallEnv, CallRequest, Deadline, Prepared},
     error::{halt_message, ExecError},
 };
-use crate::{
-    chainspec::ChainSpec,
-    constants::{ESTIMATE_GAS_ERROR_RATIO, EVM_CALL_TIMEOUT},
-    state::StateReader,
-};
+use crate::constants::{ESTIMATE_GAS_ERROR_RATIO, EVM_CALL_TIMEOUT};
 
 /// Gas of a plain value transfer.
 const TX_GAS: u64 = 21_000;
@@ -34,48 +28,14 @@ const TX_GAS: u64 = 21_000;
 const CALL_STIPEND: u64 = 2_300;
 
 /// Estimates the gas `request` needs on the state after `header`; see the module docs.
-pub fn estimate_gas(
-    spec: &ChainSpec,
-    state: &dyn StateReader,
-    header: &Header,
-    request: &TransactionRequest,
-    overrides: Option<&StateOverride>,
-    block_overrides: Option<&BlockOverrides>,
-    gas_cap: u64,
-) -> Result<u64, ExecError> {
-    let mut prepared = prepare(
-        spec,
-        state,
-        header,
-        request,
-        overrides,
-        block_overrides,
-        gas_cap,
-    )?;
-    let mut hi = match request.gas {
+pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError> {
+    let mut prepared = prepare(at, req)?;
+    let mut hi = match req.tx.gas {
         Some(gas) if gas >= TX_GAS => gas,
         _ => prepared.env.block_env.gas_limit,
     };
-    // Limit by what the sender can pay (geth: "insufficient funds for transfer").
-    let fee_cap = prepared.tx.gas_price;
-    if fee_cap > 0 {
-        let caller = prepared.tx.caller;
-        let balance = prepared
-            .db
-            .basic(caller)?
-            .map(|a| a.balance)
-            .unwrap_or_default();
-        let Some(available) = balance.checked_sub(prepared.tx.value) else {
-            return Err(ExecError::InvalidTx(
-                "insufficient funds for transfer".into(),
-            ));
-        };
-        let allowance = available / U256::from(fee_cap);
-        hi = hi.min(allowance.saturating_to());
-    }
-    if gas_cap != 0 {
-        hi = hi.min(gas_cap);
-    }
+    // Limited by what the sender can pay (computed by `prepare`) and by the cap.
+    hi = hi.min(prepared.allowance.bound()?).min(req.cap());
 
     let mut search = Search {
         prepared: &mut prepared,
@@ -192,12 +152,11 @@ mod tests {
     use super::*;
     use crate::{
         constants::DEFAULT_RPC_GAS_CAP,
-        executor::{
-            call::tests::{contract_state, CONTRACT},
-            test_utils::{dev_spec, key, MemState, BOB},
-        },
+        executor::call::tests::{contract_state, CONTRACT},
+        test_utils::{dev_spec, key, MemState, BOB},
     };
-    use alloy_primitives::Bytes;
+    use alloy_primitives::{Bytes, U256};
+    use alloy_rpc_types_eth::TransactionRequest;
 
     #[test]
     fn estimate_gas_for_transfer_is_21000() {
@@ -209,13 +168,8 @@ mod tests {
             .to(BOB)
             .value(U256::from(1));
         let gas = estimate_gas(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         );
         assert_eq!(gas.unwrap(), 21_000);
     }
@@ -228,25 +182,15 @@ mod tests {
             .to(CONTRACT)
             .input(Bytes::from(vec![0u8; 32]).into());
         let gas = estimate_gas(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
         // SSTORE 0 -> 1 needs 22100 + 2300 stipend check; the call must succeed at `gas`.
         let at = |g: u64| {
             super::super::call(
-                &spec,
-                &state,
-                &header,
-                &req.clone().gas_limit(g),
-                None,
-                None,
-                g,
+                CallEnv::new(&spec, &state, &header),
+                &CallRequest::new(req.clone().gas_limit(g), g),
             )
         };
         assert!(!at(gas).unwrap().reverted);
@@ -265,13 +209,8 @@ mod tests {
             .to(CONTRACT)
             .input(Bytes::from(vec![1u8; 32]).into());
         let err = estimate_gas(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "execution reverted: nope");
@@ -289,13 +228,8 @@ mod tests {
             .value(U256::from(1))
             .gas_price(1_000_000_000);
         let err = estimate_gas(
-            &spec,
-            &state,
-            &header,
-            &req,
-            None,
-            None,
-            DEFAULT_RPC_GAS_CAP,
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(req.clone(), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "insufficient funds for transfer");

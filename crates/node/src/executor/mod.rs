@@ -2,7 +2,7 @@
 //! builder ([`build_block`]) and the RPC entry points ([`call`], [`estimate_gas`],
 //! [`create_access_list`]).
 //!
-//! All of them read the world state through a [`StateReader`](crate::state::StateReader)
+//! All of them read the world state through a [`StateReader`](crate::storage::StateReader)
 //! ([`StateDb`] adapts it for revm) and never write: blocks return
 //! [`StateChanges`](crate::state::StateChanges) for storage and the trie to apply.
 
@@ -11,11 +11,9 @@ mod call;
 mod db;
 mod error;
 mod estimate;
-#[cfg(test)]
-mod test_utils;
 
 pub use block::{build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock};
-pub use call::{call, create_access_list, CallOutput};
+pub use call::{call, create_access_list, CallEnv, CallOutput, CallRequest};
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;

@@ -1,6 +1,6 @@
 //! The transaction pool, with geth's admission rules and error messages.
 //!
-//! Transactions are validated ([`validate`]) against the chain rules in a [`ValidationContext`]
+//! Transactions are validated ([`validate`]) against the context of the next block ([`NextBlock`])
 //! and the sender's account from a [`StateReader`], then kept per sender: the run of nonces
 //! contiguous from the account nonce is *pending* (executable in order), the rest is *queued*
 //! behind a nonce gap and promoted when the gap closes. One global cap bounds the pool; when it
@@ -29,9 +29,8 @@ use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
 pub use error::PoolError;
-pub use validate::ValidationContext;
 
-use crate::{constants, state::StateReader};
+use crate::{chain::NextBlock, constants, storage::StateReader};
 use inner::Inner;
 use journal::Journal;
 
@@ -150,7 +149,7 @@ impl Pool {
         &self,
         raw: &[u8],
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
     ) -> Result<B256, PoolError> {
         self.add_raw_inner(raw, state, ctx, true)
     }
@@ -160,7 +159,7 @@ impl Pool {
         &self,
         tx: Recovered<TxEnvelope>,
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
     ) -> Result<B256, PoolError> {
         let raw = Bytes::from(tx.inner().encoded_2718());
         self.insert_validated(tx, raw, state, ctx, true)
@@ -170,7 +169,7 @@ impl Pool {
         &self,
         raw: &[u8],
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
         journal: bool,
     ) -> Result<B256, PoolError> {
         let env = validate::decode_raw(raw)?;
@@ -189,7 +188,7 @@ impl Pool {
         tx: Recovered<TxEnvelope>,
         raw: Bytes,
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
         journal: bool,
     ) -> Result<B256, PoolError> {
         let hash = *tx.inner().tx_hash();
@@ -224,7 +223,7 @@ impl Pool {
             .get(&sender)
             .is_some_and(|s| s.base != account_nonce)
         {
-            promoted = inner.reconcile(sender, account_nonce, balance, ctx.block_gas_limit);
+            promoted = inner.reconcile(sender, account_nonce, balance, ctx.gas_limit);
         }
         let pooled = Arc::new(PooledTx {
             tx,
@@ -332,7 +331,7 @@ impl Pool {
     /// After a block: re-reads every pooled sender's account and drops included or stale
     /// transactions (nonce below the account nonce), those the balance no longer covers and
     /// those above the block gas limit; promotes queued transactions whose gap closed.
-    pub fn on_new_block(&self, state: &dyn StateReader, ctx: &ValidationContext) {
+    pub fn on_new_block(&self, state: &dyn StateReader, ctx: &NextBlock) {
         let senders: Vec<Address> = self.inner.lock().senders.keys().copied().collect();
         self.on_new_block_touched(state, ctx, &senders);
     }
@@ -342,7 +341,7 @@ impl Pool {
     pub fn on_new_block_touched(
         &self,
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
         touched: &[Address],
     ) {
         let accounts: Vec<_> = touched
@@ -361,7 +360,7 @@ impl Pool {
         let mut promoted = Vec::new();
         for (addr, (nonce, balance)) in accounts {
             inner.note_nonce(addr, nonce);
-            promoted.extend(inner.reconcile(addr, nonce, balance, ctx.block_gas_limit));
+            promoted.extend(inner.reconcile(addr, nonce, balance, ctx.gas_limit));
         }
         self.maybe_compact(&inner);
         drop(inner);
@@ -428,7 +427,7 @@ impl Pool {
     pub fn load_journal(
         &self,
         state: &dyn StateReader,
-        ctx: &ValidationContext,
+        ctx: &NextBlock,
     ) -> Result<usize, PoolError> {
         let records = match self.journal.lock().as_mut() {
             Some(j) => j.read_all()?,

@@ -1,20 +1,13 @@
-//! Test helpers: signed transactions and an in-memory [`StateReader`].
+//! Pool test helpers: the pool's chain context and its transactions (signing and the in-memory
+//! state come from the crate's `test_utils`).
 
-use std::collections::HashMap;
-
-use alloy_consensus::{
-    transaction::{Recovered, SignerRecoverable},
-    SignableTransaction, Signed, TxEip1559, TxEnvelope, TxLegacy,
-};
+use alloy_consensus::{transaction::Recovered, TxEip1559, TxEnvelope, TxLegacy};
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
-use alloy_signer::SignerSync;
+use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
-use parking_lot::RwLock;
-use revm::{bytecode::Bytecode, state::AccountInfo};
 
-use super::ValidationContext;
-use crate::{state::StateReader, storage::StorageError};
+use crate::chain::{Head, NextBlock};
+pub use crate::test_utils::{sign, MemState};
 
 pub const CHAIN_ID: u64 = 1337;
 pub const BASE_FEE: u64 = 7;
@@ -25,11 +18,17 @@ pub fn signer(n: u8) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&B256::repeat_byte(n.max(1))).unwrap()
 }
 
-pub fn ctx() -> ValidationContext {
-    ValidationContext {
+pub fn ctx() -> NextBlock {
+    NextBlock {
+        parent: std::sync::Arc::new(Head {
+            header: Default::default(),
+            hash: B256::ZERO,
+        }),
+        number: 1,
+        timestamp: 1,
         chain_id: CHAIN_ID,
         base_fee: BASE_FEE,
-        block_gas_limit: 30_000_000,
+        gas_limit: 30_000_000,
         shanghai: true,
         prague: true,
     }
@@ -61,18 +60,6 @@ pub fn legacy_tx(nonce: u64, gas_price: u128, chain_id: Option<u64>) -> TxLegacy
     }
 }
 
-/// Signs any transaction type and recovers it.
-pub fn sign<T>(signer: &PrivateKeySigner, tx: T) -> Recovered<TxEnvelope>
-where
-    T: SignableTransaction<Signature>,
-    TxEnvelope: From<Signed<T>>,
-{
-    let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
-    TxEnvelope::from(tx.into_signed(sig))
-        .try_into_recovered()
-        .unwrap()
-}
-
 pub fn eip1559(
     signer: &PrivateKeySigner,
     nonce: u64,
@@ -96,45 +83,4 @@ pub fn transfer(
 
 pub fn encode(tx: &Recovered<TxEnvelope>) -> Bytes {
     tx.inner().encoded_2718().into()
-}
-
-/// In-memory accounts.
-#[derive(Debug, Default)]
-pub struct MemState {
-    accounts: RwLock<HashMap<Address, AccountInfo>>,
-}
-
-impl MemState {
-    /// Every given signer funded with 1000 ether at nonce 0.
-    pub fn funded(signers: &[&PrivateKeySigner]) -> Self {
-        let s = Self::default();
-        for sg in signers {
-            s.set(sg.address(), 0, U256::from(10u128.pow(21)));
-        }
-        s
-    }
-
-    pub fn set(&self, addr: Address, nonce: u64, balance: U256) {
-        let info = AccountInfo {
-            nonce,
-            balance,
-            ..Default::default()
-        };
-        self.accounts.write().insert(addr, info);
-    }
-}
-
-impl StateReader for MemState {
-    fn account(&self, address: Address) -> Result<Option<AccountInfo>, StorageError> {
-        Ok(self.accounts.read().get(&address).cloned())
-    }
-    fn storage(&self, _: Address, _: U256) -> Result<U256, StorageError> {
-        Ok(U256::ZERO)
-    }
-    fn code_by_hash(&self, _: B256) -> Result<Bytecode, StorageError> {
-        Ok(Bytecode::default())
-    }
-    fn block_hash(&self, _: u64) -> Result<B256, StorageError> {
-        Ok(B256::ZERO)
-    }
 }

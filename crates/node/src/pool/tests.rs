@@ -47,7 +47,7 @@ fn same_transaction_twice_is_already_known() {
 #[test]
 fn nonce_too_low_is_rejected_with_geth_message() {
     let a = signer(1);
-    let state = MemState::default();
+    let mut state = MemState::default();
     state.set(a.address(), 5, U256::from(10u128.pow(20)));
     let err = pool()
         .add(transfer(&a, 3, 10 * GWEI, GWEI), &state, &ctx())
@@ -58,7 +58,7 @@ fn nonce_too_low_is_rejected_with_geth_message() {
 #[test]
 fn insufficient_funds_is_rejected_with_geth_message() {
     let a = signer(1);
-    let state = MemState::default();
+    let mut state = MemState::default();
     state.set(a.address(), 0, U256::from(1000));
     let err = pool()
         .add(transfer(&a, 0, 10, 1), &state, &ctx())
@@ -121,7 +121,7 @@ fn gas_limit_checks_use_geth_messages() {
         err.to_string(),
         "insufficient gas for floor data gas cost: gas 24000, minimum needed 25000"
     );
-    let pre_prague = super::ValidationContext {
+    let pre_prague = crate::chain::NextBlock {
         prague: false,
         ..ctx()
     };
@@ -233,7 +233,7 @@ fn set_code_transactions_need_prague_and_authorizations() {
     let state = MemState::funded(&[&a]);
     let p = pool();
     let tx = sign(&a, set_code_tx(&a, 1));
-    let pre_prague = super::ValidationContext {
+    let pre_prague = crate::chain::NextBlock {
         prague: false,
         ..ctx()
     };
@@ -332,7 +332,7 @@ fn future_nonce_queues_until_gap_closes() {
 #[test]
 fn queued_is_promoted_when_block_closes_gap() {
     let a = signer(1);
-    let state = MemState::funded(&[&a]);
+    let mut state = MemState::funded(&[&a]);
     let p = pool();
     p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
     assert_eq!(p.status(), (0, 1));
@@ -347,7 +347,7 @@ fn queued_is_promoted_when_block_closes_gap() {
 #[test]
 fn new_block_drops_included_and_unaffordable() {
     let (a, b) = (signer(1), signer(2));
-    let state = MemState::funded(&[&a, &b]);
+    let mut state = MemState::funded(&[&a, &b]);
     let p = pool();
     let a0 = p.add(transfer(&a, 0, 10, 1), &state, &ctx()).unwrap();
     let a1 = p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
@@ -482,7 +482,7 @@ fn journal_restores_pending_after_restart() {
         ..Default::default()
     };
     let (a, b) = (signer(1), signer(2));
-    let state = MemState::funded(&[&a, &b]);
+    let mut state = MemState::funded(&[&a, &b]);
     let (a0, a1, b5);
     {
         let p = Pool::new(cfg.clone()).unwrap();
@@ -538,7 +538,7 @@ fn validation_against_state_from_before_the_last_block_does_not_queue_behind_a_g
     // nonce 0: its nonce-1 transaction is executable now and must be pending.
     let a = signer(1);
     let before = MemState::funded(&[&a]);
-    let after = MemState::default();
+    let mut after = MemState::default();
     after.set(a.address(), 1, U256::from(10u128.pow(21)));
     let p = pool();
     p.add(transfer(&a, 0, 10 * GWEI, GWEI), &before, &ctx())

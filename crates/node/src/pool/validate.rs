@@ -7,21 +7,7 @@ use alloy_primitives::U256;
 use revm::state::AccountInfo;
 
 use super::PoolError;
-
-/// Chain rules and head-block values that transactions are validated against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ValidationContext {
-    /// This network's chain id (EIP-155).
-    pub chain_id: u64,
-    /// Base fee of the next block.
-    pub base_fee: u64,
-    /// Gas limit of the next block.
-    pub block_gas_limit: u64,
-    /// Shanghai active: EIP-3860 initcode metering and size limit.
-    pub shanghai: bool,
-    /// Prague active: EIP-7702 transactions and the EIP-7623 calldata floor.
-    pub prague: bool,
-}
+use crate::chain::NextBlock;
 
 /// EIP-3860 initcode size limit (twice the EIP-170 code size limit).
 pub const MAX_INITCODE_SIZE: usize = 2 * 24_576;
@@ -117,7 +103,7 @@ pub fn validate_stateless(
     tx: &Recovered<TxEnvelope>,
     encoded_len: usize,
     max_size: usize,
-    ctx: &ValidationContext,
+    ctx: &NextBlock,
 ) -> Result<(), PoolError> {
     let env = tx.inner();
     match env {
@@ -137,7 +123,7 @@ pub fn validate_stateless(
             limit: MAX_INITCODE_SIZE,
         });
     }
-    if env.gas_limit() > ctx.block_gas_limit {
+    if env.gas_limit() > ctx.gas_limit {
         return Err(PoolError::GasLimit);
     }
     if tip_cap(env) > env.max_fee_per_gas() {

@@ -7,7 +7,7 @@ use alloy_consensus::{
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{TxKind, U256};
 use alloy_rpc_types_eth::{
-    Block, BlockTransactions, Header as RpcHeader, Log, Transaction, TransactionReceipt,
+    Block, BlockTransactions, Header as RpcHeader, Transaction, TransactionReceipt,
 };
 
 use crate::storage::StoredBlock;
@@ -82,32 +82,6 @@ pub fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
     }
 }
 
-/// Logs of receipt `index` with their positions filled in; `first_log_index` is the number of
-/// logs in the block before this receipt.
-pub fn rpc_logs(
-    block: &StoredBlock,
-    receipt: &ReceiptEnvelope,
-    index: usize,
-    first_log_index: usize,
-) -> Vec<Log> {
-    let tx_hash = block.body.transactions[index].trie_hash();
-    receipt
-        .logs()
-        .iter()
-        .enumerate()
-        .map(|(i, l)| Log {
-            inner: l.clone(),
-            block_hash: Some(block.hash),
-            block_number: Some(block.header.number),
-            block_timestamp: Some(block.header.timestamp),
-            transaction_hash: Some(tx_hash),
-            transaction_index: Some(index as u64),
-            log_index: Some((first_log_index + i) as u64),
-            removed: false,
-        })
-        .collect()
-}
-
 /// All receipts of a block in RPC shape.
 pub fn rpc_receipts(block: &StoredBlock, receipts: &[ReceiptEnvelope]) -> Vec<TransactionReceipt> {
     let mut out = Vec::with_capacity(receipts.len());
@@ -116,7 +90,7 @@ pub fn rpc_receipts(block: &StoredBlock, receipts: &[ReceiptEnvelope]) -> Vec<Tr
     for (i, r) in receipts.iter().enumerate() {
         let tx = &block.body.transactions[i];
         let from = block.senders[i];
-        let logs = rpc_logs(block, r, i, log_index);
+        let logs = crate::logs::tx_logs(block, r, i, log_index);
         log_index += logs.len();
         let cumulative = r.cumulative_gas_used();
         let gas_used = cumulative - prev_cumulative;

@@ -4,11 +4,29 @@ use alloy_primitives::Bytes;
 use jsonrpsee::types::ErrorObjectOwned;
 use l2node_api::error as code;
 
-use crate::{chain::ChainError, executor::ExecError, pool::PoolError, storage::StorageError};
+use crate::{
+    chain::ChainError, executor::ExecError, fees::FeeError, logs::LogsError, pool::PoolError,
+    storage::StorageError,
+};
 
 /// Errors of the RPC layer: everything a method can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum RpcError {
+    /// The body is not JSON.
+    #[error("Parse error")]
+    Parse,
+    /// The JSON is not a valid request (or not allowed where it is, e.g. a subscribe in a batch).
+    #[error("{0}")]
+    InvalidRequest(String),
+    /// The method does not exist here (e.g. a subscription over HTTP); the message says where.
+    #[error("{0}")]
+    MethodNotFound(String),
+    /// A batch holds more requests than allowed.
+    #[error("Number of requests exceeds max batch size")]
+    BatchTooLarge {
+        /// The limit (`--rpc-http-max-batch-size`).
+        limit: usize,
+    },
     /// A parameter is malformed or out of range; the message names it.
     #[error("{0}")]
     InvalidParams(String),
@@ -21,9 +39,6 @@ pub enum RpcError {
     /// An EIP-1898 block hash is not held (geth's wording for state reads).
     #[error("header for hash not found")]
     HeaderForHashNotFound,
-    /// An eth_getLogs `blockHash` is not held (geth's wording).
-    #[error("unknown block")]
-    UnknownBlock,
     /// A filter id is unknown or expired.
     #[error("filter not found")]
     FilterNotFound,
@@ -39,41 +54,80 @@ pub enum RpcError {
     /// The chain failed.
     #[error(transparent)]
     Chain(#[from] ChainError),
-    /// A background task died.
+    /// A log query was refused or failed.
+    #[error(transparent)]
+    Logs(#[from] LogsError),
+    /// A fee query was refused or failed.
+    #[error(transparent)]
+    Fee(#[from] FeeError),
+    /// The EVM job pool is shut down (the node is stopping).
+    #[error("the node is shutting down: {0}")]
+    Closed(#[from] tokio::sync::AcquireError),
+    /// A blocking job panicked or was cancelled.
     #[error("internal error: {0}")]
-    Internal(String),
+    Join(#[from] tokio::task::JoinError),
+    /// An answer did not serialize.
+    #[error("internal error: {0}")]
+    Encode(#[from] serde_json::Error),
 }
 
 impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
         let msg = e.to_string();
-        match e {
-            RpcError::InvalidParams(_) => {
-                ErrorObjectOwned::owned(code::INVALID_PARAMS, msg, None::<()>)
+        let code = match e {
+            RpcError::Parse => code::PARSE_ERROR,
+            RpcError::InvalidRequest(_) => code::INVALID_REQUEST,
+            RpcError::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            RpcError::BatchTooLarge { limit } => {
+                let data = format!("the limit is {limit} requests (--rpc-http-max-batch-size)");
+                return ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, Some(data));
             }
-            RpcError::LimitExceeded(_) => {
-                ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, None::<()>)
+            RpcError::InvalidParams(_)
+            | RpcError::Fee(
+                FeeError::TooManyPercentiles(_)
+                | FeeError::BadPercentiles
+                | FeeError::BeyondHead { .. },
+            )
+            | RpcError::Logs(LogsError::InvalidRange) => code::INVALID_PARAMS,
+            RpcError::LimitExceeded(_)
+            | RpcError::Logs(LogsError::RangeTooLarge { .. } | LogsError::TooManyLogs { .. }) => {
+                code::LIMIT_EXCEEDED
             }
-            RpcError::Pool(ref p) if !p.is_invalid_transaction() => {
-                tracing::warn!(target: "l2node::rpc", error = %msg, "pool failure");
-                ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
-            }
+            RpcError::Exec(ExecError::Revert { output }) => return revert(msg, output),
             RpcError::HeaderNotFound
             | RpcError::HeaderForHashNotFound
-            | RpcError::UnknownBlock
             | RpcError::FilterNotFound
-            | RpcError::Pool(_) => ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>),
-            RpcError::Exec(ExecError::Revert { output }) => revert(msg, output),
-            RpcError::Exec(ExecError::Storage(_))
+            | RpcError::Logs(LogsError::UnknownBlock)
+            | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,
+            RpcError::Pool(ref p) if p.is_invalid_transaction() => code::SERVER_ERROR,
+            RpcError::Exec(
+                ExecError::Storage(_) | ExecError::Block(_) | ExecError::SendersMismatch { .. },
+            ) => internal(&msg),
+            RpcError::Exec(_) => code::SERVER_ERROR,
+            RpcError::Pool(_)
             | RpcError::Storage(_)
             | RpcError::Chain(_)
-            | RpcError::Internal(_) => {
-                tracing::warn!(target: "l2node::rpc", error = %msg, "internal error");
-                ErrorObjectOwned::owned(code::INTERNAL_ERROR, msg, None::<()>)
-            }
-            RpcError::Exec(_) => ErrorObjectOwned::owned(code::SERVER_ERROR, msg, None::<()>),
-        }
+            | RpcError::Logs(LogsError::Storage(_))
+            | RpcError::Fee(FeeError::Storage(_) | FeeError::Chain(_))
+            | RpcError::Closed(_)
+            | RpcError::Join(_)
+            | RpcError::Encode(_) => internal(&msg),
+        };
+        ErrorObjectOwned::owned(code, msg, None::<()>)
     }
+}
+
+/// `-32603`, logged: an internal error is the node's fault, not the caller's.
+fn internal(msg: &str) -> i32 {
+    tracing::warn!(target: "l2node::rpc", error = %msg, "internal error");
+    code::INTERNAL_ERROR
+}
+
+/// A whole JSON-RPC response carrying `err` with id null, for answers given before any request
+/// could be read (parse errors, oversized bodies).
+pub fn response_body(err: RpcError) -> String {
+    let err = ErrorObjectOwned::from(err);
+    serde_json::json!({ "jsonrpc": "2.0", "error": err, "id": null }).to_string()
 }
 
 /// geth's revert error: code 3, "execution reverted: <reason>", data = the revert bytes; a

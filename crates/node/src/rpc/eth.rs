@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use alloy_consensus::{Header, Transaction as _};
+use alloy_consensus::Header;
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
@@ -20,27 +20,29 @@ use tokio::sync::Semaphore;
 use super::{
     convert,
     error::{RpcError, RpcResult},
-    fees,
     filters::Filters,
-    logs, RpcConfig,
+    RpcConfig,
 };
 use crate::{
     chain::Chain,
-    executor,
-    node::validation_context,
+    executor::{self, CallEnv, CallRequest, ExecError},
+    fees::FeeOracle,
+    logs::LogSearch,
+    miner,
     pool::Pool,
-    state::StateReader,
-    storage::{StateAt, StoredBlock},
+    storage::{StateAt, StateReader, StoredBlock},
 };
 
 /// Shared state of the eth handlers.
 #[derive(Clone)]
 pub struct EthRpc {
-    pub(super) chain: Arc<Chain>,
-    pub(super) pool: Arc<Pool>,
-    pub(super) cfg: RpcConfig,
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    cfg: RpcConfig,
     evm: Arc<Semaphore>,
-    pub(super) filters: Arc<Filters>,
+    filters: Arc<Filters>,
+    logs: LogSearch,
+    fees: Arc<FeeOracle>,
 }
 
 impl EthRpc {
@@ -50,33 +52,23 @@ impl EthRpc {
         let filters = Arc::new(Filters::new(std::time::Duration::from_secs(
             cfg.filter_timeout_secs,
         )));
+        let logs = LogSearch::new(chain.clone(), cfg.max_logs_range, cfg.max_logs_per_response);
+        let fees = Arc::new(FeeOracle::new(chain.clone()));
         Self {
             chain,
             pool,
             cfg,
             evm,
             filters,
-        }
-    }
-
-    /// Resolves a tag or number to a held block number (`None` when beyond the head).
-    pub(super) fn number_of_tag(&self, tag: BlockNumberOrTag) -> Option<u64> {
-        let head = self.chain.head().header.number;
-        match tag {
-            BlockNumberOrTag::Earliest => Some(0),
-            // One sequencer, instant finality: safe and finalized are the head.
-            BlockNumberOrTag::Latest
-            | BlockNumberOrTag::Safe
-            | BlockNumberOrTag::Finalized
-            | BlockNumberOrTag::Pending => Some(head),
-            BlockNumberOrTag::Number(n) => (n <= head).then_some(n),
+            logs,
+            fees,
         }
     }
 
     fn number_of(&self, id: BlockId) -> RpcResult<Option<u64>> {
         match id {
             BlockId::Hash(h) => Ok(self.chain.storage().block_number(&h.block_hash)?),
-            BlockId::Number(tag) => Ok(self.number_of_tag(tag)),
+            BlockId::Number(tag) => Ok(self.chain.resolve_tag(tag)),
         }
     }
 
@@ -112,63 +104,24 @@ impl EthRpc {
         }
     }
 
-    /// The block the sequencer would build next, from the pool on top of the head.
-    fn pending_block(&self) -> RpcResult<StoredBlock> {
-        Ok(self.pending_block_and_receipts()?.0)
-    }
-
-    /// [`Self::pending_block`] with the receipts of its transactions.
-    pub(super) fn pending_block_and_receipts(
-        &self,
-    ) -> RpcResult<(StoredBlock, Vec<alloy_consensus::ReceiptEnvelope>)> {
-        let head = self.chain.head();
-        let spec = self.chain.spec();
-        let state = self.chain.storage().state_at(None)?;
-        let base_fee = spec.next_base_fee(&head.header);
-        let candidates = self.pool.best(base_fee);
-        let attrs = executor::BuildAttributes {
-            timestamp: now_secs().max(head.header.timestamp + 1),
-            beneficiary: Address::ZERO,
-            extra_data: Default::default(),
-            gas_limit: head.header.gas_limit,
-            ..Default::default()
-        };
-        let built = executor::build_block(
-            spec,
-            &state,
-            &head.header,
-            attrs,
-            candidates.iter().map(|t| t.tx.clone()),
-        )?;
-        let senders = built.transactions.iter().map(|t| t.signer()).collect();
-        let receipts = built.receipts;
-        let transactions = built
-            .transactions
-            .into_iter()
-            .map(|t| t.into_inner())
-            .collect();
-        let header = built.header;
-        let block = StoredBlock {
-            hash: header.hash_slow(),
-            header,
-            body: alloy_consensus::BlockBody {
-                transactions,
-                ommers: vec![],
-                withdrawals: spec
-                    .is_shanghai_active_at(head.header.timestamp + 1)
-                    .then(Default::default),
-            },
-            senders,
-        };
-        Ok((block, receipts))
-    }
-
     async fn block_for_tag(&self, tag: BlockNumberOrTag) -> RpcResult<Option<StoredBlock>> {
         if tag.is_pending() {
-            let this = self.clone();
-            return blocking(move || this.pending_block().map(Some)).await;
+            let (chain, pool) = (self.chain.clone(), self.pool.clone());
+            return blocking(move || Ok(Some(miner::pending_block(&chain, &pool)?.0))).await;
         }
-        self.stored_block(self.number_of_tag(tag))
+        self.stored_block(self.chain.resolve_tag(tag))
+    }
+
+    /// Runs `f` on the state of `block` in the EVM pool (bounded concurrency, off the runtime).
+    async fn evm_call<T: Send + 'static>(
+        &self,
+        block: Option<BlockId>,
+        f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        let (state, header) = self.state_for(block)?;
+        let spec = self.chain.spec().clone();
+        self.evm(move || f(CallEnv::new(&spec, &state, &header)))
+            .await
     }
 
     async fn evm<T: Send + 'static>(
@@ -180,7 +133,7 @@ impl EthRpc {
             .clone()
             .acquire_owned()
             .await
-            .map_err(|e| RpcError::Internal(e.to_string()))?;
+            .map_err(RpcError::Closed)?;
         blocking(f).await
     }
 }
@@ -189,16 +142,7 @@ impl EthRpc {
 pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> RpcResult<T> + Send + 'static,
 ) -> RpcResult<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| RpcError::Internal(e.to_string()))?
-}
-
-pub(super) fn now_secs() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
+    tokio::task::spawn_blocking(f).await?
 }
 
 fn index_of(index: Index) -> usize {
@@ -282,24 +226,17 @@ impl EthApiServer for EthRpc {
         state_overrides: Option<StateOverride>,
         block_overrides: Option<Box<BlockOverrides>>,
     ) -> JsonRpcResult<Bytes> {
-        let (state, header) = self.state_for(block)?;
-        let spec = self.chain.spec().clone();
-        let cap = self.cfg.gas_cap;
+        let req = CallRequest {
+            tx: request,
+            state_overrides,
+            block_overrides,
+            gas_cap: self.cfg.gas_cap,
+        };
         let out = self
-            .evm(move || {
-                Ok(executor::call(
-                    &spec,
-                    &state,
-                    &header,
-                    &request,
-                    state_overrides.as_ref(),
-                    block_overrides.as_deref(),
-                    cap,
-                )?)
-            })
+            .evm_call(block, move |at| Ok(executor::call(at, &req)?))
             .await?;
         if out.reverted {
-            return Err(RpcError::Exec(executor::ExecError::Revert { output: out.output }).into());
+            return Err(RpcError::Exec(ExecError::Revert { output: out.output }).into());
         }
         Ok(out.output)
     }
@@ -310,21 +247,14 @@ impl EthApiServer for EthRpc {
         block: Option<BlockId>,
         state_overrides: Option<StateOverride>,
     ) -> JsonRpcResult<U64> {
-        let (state, header) = self.state_for(block)?;
-        let spec = self.chain.spec().clone();
-        let cap = self.cfg.gas_cap;
+        let req = CallRequest {
+            tx: request,
+            state_overrides,
+            block_overrides: None,
+            gas_cap: self.cfg.gas_cap,
+        };
         let gas = self
-            .evm(move || {
-                Ok(executor::estimate_gas(
-                    &spec,
-                    &state,
-                    &header,
-                    &request,
-                    state_overrides.as_ref(),
-                    None,
-                    cap,
-                )?)
-            })
+            .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
             .await?;
         Ok(U64::from(gas))
     }
@@ -334,26 +264,23 @@ impl EthApiServer for EthRpc {
         request: TransactionRequest,
         block: Option<BlockId>,
     ) -> JsonRpcResult<AccessListResult> {
-        let (state, header) = self.state_for(block)?;
-        let spec = self.chain.spec().clone();
-        let cap = self.cfg.gas_cap;
-        self.evm(move || {
-            match executor::create_access_list(&spec, &state, &header, &request, None, None, cap) {
+        let req = CallRequest::new(request, self.cfg.gas_cap);
+        self.evm_call(block, move |at| {
+            match executor::create_access_list(at, &req) {
                 Ok((access_list, gas_used)) => Ok(AccessListResult {
                     access_list,
                     gas_used: U256::from(gas_used),
                     error: None,
                 }),
                 // geth answers a failing call with the list so far, its gas and the VM error.
-                Err(e @ (executor::ExecError::Revert { .. } | executor::ExecError::Halt(_))) => {
+                Err(e @ (ExecError::Revert { .. } | ExecError::Halt(_))) => {
                     let error = match e {
-                        executor::ExecError::Revert { .. } => "execution reverted".to_string(),
+                        ExecError::Revert { .. } => "execution reverted".to_string(),
                         other => other.to_string(),
                     };
-                    let out = executor::call(&spec, &state, &header, &request, None, None, cap)?;
-                    let access_list = request.access_list.clone().unwrap_or_default();
+                    let out = executor::call(at, &req)?;
                     Ok(AccessListResult {
-                        access_list,
+                        access_list: req.tx.access_list.clone().unwrap_or_default(),
                         gas_used: U256::from(out.gas_used),
                         error: Some(error),
                     })
@@ -370,7 +297,7 @@ impl EthApiServer for EthRpc {
         let chain = self.chain.clone();
         let hash = blocking(move || {
             let state = chain.storage().state_at(None)?;
-            Ok(pool.add_raw(&bytes, &state, &validation_context(&chain))?)
+            Ok(pool.add_raw(&bytes, &state, &chain.next_block())?)
         })
         .await?;
         Ok(hash)
@@ -479,7 +406,7 @@ impl EthApiServer for EthRpc {
             return Ok(Some(BlockOrPending::Block(Box::new(block))));
         }
         // geth: the pending block has no hash, nonce or miner yet.
-        let mut v = serde_json::to_value(block).map_err(|e| RpcError::Internal(e.to_string()))?;
+        let mut v = serde_json::to_value(block).map_err(RpcError::Encode)?;
         for key in ["hash", "nonce", "miner"] {
             v[key] = serde_json::Value::Null;
         }
@@ -520,18 +447,19 @@ impl EthApiServer for EthRpc {
         &self,
         tag: BlockNumberOrTag,
     ) -> JsonRpcResult<Option<U64>> {
-        Ok(self.number_of_tag(tag).map(|_| U64::ZERO))
+        Ok(self.chain.resolve_tag(tag).map(|_| U64::ZERO))
     }
 
     async fn gas_price(&self) -> JsonRpcResult<U256> {
-        let head = self.chain.head();
-        let tip = fees::suggested_tip(&self.chain)?;
-        let base = self.chain.spec().next_base_fee(&head.header);
-        Ok(U256::from(tip) + U256::from(base))
+        let fees = self.fees.clone();
+        let price = blocking(move || Ok(fees.gas_price()?)).await?;
+        Ok(U256::from(price))
     }
 
     async fn max_priority_fee_per_gas(&self) -> JsonRpcResult<U256> {
-        Ok(U256::from(fees::suggested_tip(&self.chain)?))
+        let fees = self.fees.clone();
+        let tip = blocking(move || Ok(fees.suggested_tip()?)).await?;
+        Ok(U256::from(tip))
     }
 
     async fn fee_history(
@@ -540,22 +468,24 @@ impl EthApiServer for EthRpc {
         newest: BlockNumberOrTag,
         percentiles: Option<Vec<f64>>,
     ) -> JsonRpcResult<FeeHistory> {
-        let this = self.clone();
+        let (chain, pool, fees) = (self.chain.clone(), self.pool.clone(), self.fees.clone());
         let count = block_count.to::<u64>();
-        Ok(
-            blocking(move || fees::fee_history(&this, count, newest, percentiles.as_deref()))
-                .await?,
-        )
+        let pending = move || miner::pending_block(&chain, &pool);
+        let history = blocking(move || {
+            Ok(fees.fee_history(count, newest, percentiles.as_deref(), pending)?)
+        })
+        .await?;
+        Ok(history)
     }
 
     async fn logs(&self, filter: Filter) -> JsonRpcResult<Vec<Log>> {
-        let this = self.clone();
-        Ok(blocking(move || logs::get_logs(&this, &filter)).await?)
+        let logs = self.logs.clone();
+        Ok(blocking(move || Ok(logs.get_logs(&filter)?)).await?)
     }
 
     async fn new_filter(&self, filter: Filter) -> JsonRpcResult<U256> {
         let head = self.chain.head().header.number;
-        let (from, _) = logs::resolve_range(self, &filter)?;
+        let (from, _) = self.logs.resolve_range(&filter).map_err(RpcError::from)?;
         // Like geth, changes are the logs of blocks mined after the filter was installed
         // (eth_getFilterLogs answers the whole range).
         Ok(self.filters.install_logs(filter, from.max(head + 1)))
@@ -572,14 +502,14 @@ impl EthApiServer for EthRpc {
     }
 
     async fn filter_changes(&self, id: U256) -> JsonRpcResult<FilterChanges> {
-        let this = self.clone();
-        Ok(blocking(move || this.filters.changes(&this, id)).await?)
+        let (filters, chain, logs) = (self.filters.clone(), self.chain.clone(), self.logs.clone());
+        Ok(blocking(move || filters.changes(&chain, &logs, id)).await?)
     }
 
     async fn filter_logs(&self, id: U256) -> JsonRpcResult<Vec<Log>> {
         let filter = self.filters.log_filter(id)?;
-        let this = self.clone();
-        Ok(blocking(move || logs::get_logs(&this, &filter)).await?)
+        let logs = self.logs.clone();
+        Ok(blocking(move || Ok(logs.get_logs(&filter)?)).await?)
     }
 
     async fn uninstall_filter(&self, id: U256) -> JsonRpcResult<bool> {
@@ -602,10 +532,4 @@ impl EthApiServer for EthRpc {
         let chain = self.chain.clone();
         Ok(blocking(move || Ok(chain.storage().proof(address, &keys)?)).await?)
     }
-}
-
-/// Effective tip of a mined transaction.
-pub(super) fn tip_of(tx: &alloy_consensus::TxEnvelope, base_fee: Option<u64>) -> u128 {
-    tx.effective_tip_per_gas(base_fee.unwrap_or_default())
-        .unwrap_or_default()
 }

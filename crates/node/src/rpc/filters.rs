@@ -10,14 +10,9 @@ use alloy_rpc_types_eth::{Filter, FilterChanges};
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
-use super::{
-    error::{RpcError, RpcResult},
-    eth::EthRpc,
-    logs,
-};
+use super::error::{RpcError, RpcResult};
+use crate::{chain::Chain, logs::LogSearch};
 
-// One filter per installed id, few at a time: boxing the log filter would buy nothing.
-#[allow(clippy::large_enum_variant)]
 enum Kind {
     Logs { filter: Box<Filter>, next: u64 },
     Blocks { next: u64 },
@@ -98,8 +93,8 @@ impl Filters {
     }
 
     /// What happened since the last poll.
-    pub fn changes(&self, rpc: &EthRpc, id: U256) -> RpcResult<FilterChanges> {
-        let head = rpc.chain.head().header.number;
+    pub fn changes(&self, chain: &Chain, logs: &LogSearch, id: U256) -> RpcResult<FilterChanges> {
+        let head = chain.head().header.number;
         let mut entries = self.entries.lock();
         let timeout = self.timeout;
         entries.retain(|_, e| e.last_poll.elapsed() < timeout);
@@ -109,7 +104,7 @@ impl Filters {
             Kind::Blocks { next } => {
                 let mut hashes = Vec::new();
                 while *next <= head {
-                    if let Some(h) = rpc.chain.storage().header(*next)? {
+                    if let Some(h) = chain.storage().header(*next)? {
                         hashes.push(h.hash_slow());
                     }
                     *next += 1;
@@ -128,12 +123,12 @@ impl Filters {
                 Ok(FilterChanges::Hashes(hashes))
             }
             Kind::Logs { filter, next } => {
-                let (_, to) = logs::resolve_range(rpc, filter)?;
+                let (_, to) = logs.resolve_range(filter)?;
                 let to = to.min(head);
                 if *next > to {
                     return Ok(FilterChanges::Logs(vec![]));
                 }
-                let found = logs::logs_in_range(rpc, filter, *next, to)?;
+                let found = logs.logs_in_range(filter, *next, to)?;
                 *next = to + 1;
                 Ok(FilterChanges::Logs(found))
             }

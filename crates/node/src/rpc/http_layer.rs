@@ -27,7 +27,10 @@ use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
 use serde_json::value::RawValue;
 
-use super::middleware::{Transport, LIMIT_EXCEEDED_CODE};
+use super::{
+    error::{response_body, RpcError},
+    middleware::Transport,
+};
 
 /// Stand-in for an entry jsonrpsee would misread: it answers it with `-32600` and id null.
 const INVALID_ENTRY: &str = r#"{"id":null}"#;
@@ -214,7 +217,7 @@ where
     let body = match sanitize(&body) {
         Sanitized::Unchanged(start) => body.slice(start..),
         Sanitized::Rewritten(body) => body.into(),
-        Sanitized::ParseError => return Ok(json(StatusCode::OK, parse_error())),
+        Sanitized::ParseError => return Ok(json(StatusCode::OK, response_body(RpcError::Parse))),
     };
     // jsonrpsee checks the Content-Type against a fixed list: give it the one it knows.
     parts.headers.insert(
@@ -454,22 +457,11 @@ fn method_not_allowed(transport: Transport) -> HttpResponse {
 }
 
 fn too_large(limit: u32) -> HttpResponse {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {
-            "code": LIMIT_EXCEEDED_CODE,
-            "message": format!(
-                "Request body exceeds the max request content length of {limit} bytes \
-                 (--rpc-http-max-request-content-length)"
-            ),
-        },
-        "id": null,
-    });
-    json(StatusCode::PAYLOAD_TOO_LARGE, body.to_string())
-}
-
-fn parse_error() -> String {
-    r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#.to_owned()
+    let err = RpcError::LimitExceeded(format!(
+        "Request body exceeds the max request content length of {limit} bytes \
+         (--rpc-http-max-request-content-length)"
+    ));
+    json(StatusCode::PAYLOAD_TOO_LARGE, response_body(err))
 }
 
 fn text(status: StatusCode, body: &'static str) -> HttpResponse {

@@ -17,14 +17,11 @@ use std::sync::Arc;
 
 use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
 use jsonrpsee::core::server::{BatchResponseBuilder, MethodCallback, MethodResponse, Methods};
-use jsonrpsee::types::error::{ErrorCode, OVERSIZED_RESPONSE_CODE, TOO_BIG_BATCH_RESPONSE_CODE};
-use jsonrpsee::types::{ErrorObject, ErrorObjectOwned, Id, Request};
+use jsonrpsee::types::error::{OVERSIZED_RESPONSE_CODE, TOO_BIG_BATCH_RESPONSE_CODE};
+use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
+use l2node_api::error as code;
 
-/// JSON-RPC code for "a limit was exceeded" (batch size, request or response size).
-pub const LIMIT_EXCEEDED_CODE: i32 = -32005;
-
-/// Message for a batch with more requests than `--rpc-http-max-batch-size` allows.
-pub const BATCH_TOO_LARGE_MSG: &str = "Number of requests exceeds max batch size";
+use super::error::RpcError;
 
 /// Which transport a server speaks; decides whether subscriptions are available.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,48 +126,32 @@ impl<S> WireRules<S> {
             Some(url) => format!("({url})"),
             None => "(enable one with --rpc-ws-enabled)".to_owned(),
         };
-        Some(ErrorObject::owned(
-            ErrorCode::MethodNotFound.code(),
-            format!(
+        Some(
+            RpcError::MethodNotFound(format!(
                 "{method} needs a WebSocket connection {target}; HTTP has no subscriptions \
                  — use eth_newFilter/eth_getFilterChanges to poll instead"
-            ),
-            None::<()>,
-        ))
+            ))
+            .into(),
+        )
     }
 }
 
 /// `-32005` for a response larger than `--rpc-max-response-body` allows.
 fn response_too_large(limit: u32) -> ErrorObjectOwned {
-    ErrorObject::owned(
-        LIMIT_EXCEEDED_CODE,
-        format!("Response exceeds the max response body size of {limit} bytes"),
-        None::<()>,
-    )
-}
-
-/// `-32005` for a batch with more entries than allowed.
-fn batch_too_large(limit: usize) -> ErrorObjectOwned {
-    ErrorObject::owned(
-        LIMIT_EXCEEDED_CODE,
-        BATCH_TOO_LARGE_MSG,
-        Some(format!(
-            "the limit is {limit} requests (--rpc-http-max-batch-size)"
-        )),
-    )
+    RpcError::LimitExceeded(format!(
+        "Response exceeds the max response body size of {limit} bytes"
+    ))
+    .into()
 }
 
 /// `-32600` for a subscribe call inside a WS batch: jsonrpsee would send its answer twice.
 fn subscribe_in_batch(req: Request<'_>) -> MethodResponse {
-    let err = ErrorObject::owned(
-        ErrorCode::InvalidRequest.code(),
-        format!(
-            "{} cannot be part of a batch; send it as a single request",
-            req.method_name()
-        ),
-        None::<()>,
-    );
-    MethodResponse::error(req.id.clone().into_owned(), err).with_extensions(req.extensions.clone())
+    let err = RpcError::InvalidRequest(format!(
+        "{} cannot be part of a batch; send it as a single request",
+        req.method_name()
+    ));
+    MethodResponse::error(req.id.clone().into_owned(), ErrorObjectOwned::from(err))
+        .with_extensions(req.extensions.clone())
 }
 
 /// Replaces jsonrpsee's oversized-response error (`-32008`) by ours, keeping the request id.
@@ -189,7 +170,7 @@ fn rewrite_oversized(rp: MethodResponse, limit: u32) -> MethodResponse {
 /// Replaces jsonrpsee's bare "Invalid params" by a message naming the argument and the format
 /// it needs (see `params.rs`), keeping the serde detail.
 fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> MethodResponse {
-    if rp.as_error_code() != Some(ErrorCode::InvalidParams.code()) {
+    if rp.as_error_code() != Some(code::INVALID_PARAMS) {
         return rp;
     }
     let parsed: Result<jsonrpsee::types::Response<'_, serde_json::Value>, _> =
@@ -206,11 +187,8 @@ fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> Met
     };
     let id = response.id.clone().into_owned();
     let extensions = rp.extensions().clone();
-    MethodResponse::error(
-        id,
-        ErrorObject::owned(ErrorCode::InvalidParams.code(), message, None::<()>),
-    )
-    .with_extensions(extensions)
+    MethodResponse::error(id, ErrorObjectOwned::from(RpcError::InvalidParams(message)))
+        .with_extensions(extensions)
 }
 
 impl<S> RpcServiceT for WireRules<S>
@@ -252,14 +230,13 @@ where
         let this = self.clone();
         async move {
             if batch.is_empty() {
-                return MethodResponse::error(
-                    Id::Null,
-                    ErrorObject::from(ErrorCode::InvalidRequest),
-                );
+                let err = RpcError::InvalidRequest("Invalid request".into());
+                return MethodResponse::error(Id::Null, ErrorObjectOwned::from(err));
             }
             if let Some(limit) = this.rules.max_batch_size {
                 if batch.len() > limit {
-                    return MethodResponse::error(Id::Null, batch_too_large(limit));
+                    let err = ErrorObjectOwned::from(RpcError::BatchTooLarge { limit });
+                    return MethodResponse::error(Id::Null, err);
                 }
             }
             let limit = this.rules.max_response_body;

@@ -4,10 +4,8 @@
 mod convert;
 pub mod error;
 mod eth;
-mod fees;
 mod filters;
 pub mod http_layer;
-mod logs;
 pub mod middleware;
 mod misc;
 mod params;

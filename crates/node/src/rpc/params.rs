@@ -1,161 +1,19 @@
 //! Names the bad argument of a `-32602`: jsonrpsee only says "Invalid params" with the serde
-//! error, so the failing position is found again against each method's parameter list.
+//! error, so the failing position is found again against the method's parameters, as declared
+//! once in `l2node_api` (its method tables).
 
-use alloy_eips::{BlockId, BlockNumberOrTag};
-use alloy_primitives::{Address, Bytes, B256, U256, U64};
-use alloy_rpc_types_eth::{
-    state::StateOverride, BlockOverrides, Filter, Index, TransactionRequest,
-};
-use serde::de::DeserializeOwned;
+use l2node_api::MethodKind;
 use serde_json::Value;
-
-type Check = fn(&Value) -> Result<(), String>;
-
-/// One positional parameter of a method.
-struct Arg {
-    name: &'static str,
-    expected: &'static str,
-    check: Check,
-    optional: bool,
-}
-
-fn check<T: DeserializeOwned>(v: &Value) -> Result<(), String> {
-    T::deserialize(v).map(|_| ()).map_err(|e| e.to_string())
-}
-
-const fn req(name: &'static str, expected: &'static str, check: Check) -> Arg {
-    Arg {
-        name,
-        expected,
-        check,
-        optional: false,
-    }
-}
-
-const fn opt(name: &'static str, expected: &'static str, check: Check) -> Arg {
-    Arg {
-        name,
-        expected,
-        check,
-        optional: true,
-    }
-}
-
-const ADDRESS: &str = "a 20-byte address as 0x-prefixed hex";
-const HASH: &str = "a 32-byte hash as 0x-prefixed hex";
-const QUANTITY: &str = "a 0x-prefixed hex quantity";
-const DATA: &str = "0x-prefixed hex bytes";
-const BLOCK_ID: &str =
-    "a block number (hex), a tag (latest, pending, earliest, safe, finalized) or {\"blockHash\": ...}";
-const BLOCK_TAG: &str =
-    "a block number (hex) or a tag (latest, pending, earliest, safe, finalized)";
-const CALL: &str = "a call object {from, to, gas, gasPrice | maxFeePerGas, value, input | data}";
-const FULL_TX: &str = "true for full transactions, false for hashes";
-const FILTER: &str = "a filter object {fromBlock, toBlock, address, topics} or {blockHash, ...}";
-
-fn signature(method: &str) -> Option<Vec<Arg>> {
-    use alloy_primitives::Address as A;
-    let args = match method {
-        "eth_getBalance" | "eth_getTransactionCount" | "eth_getCode" => vec![
-            req("address", ADDRESS, check::<A>),
-            opt("block", BLOCK_ID, check::<BlockId>),
-        ],
-        "eth_getStorageAt" => vec![
-            req("address", ADDRESS, check::<A>),
-            req("slot", QUANTITY, check::<U256>),
-            opt("block", BLOCK_ID, check::<BlockId>),
-        ],
-        "eth_call" => vec![
-            req("transaction", CALL, check::<TransactionRequest>),
-            opt("block", BLOCK_ID, check::<BlockId>),
-            opt(
-                "stateOverrides",
-                "an object of address -> {balance, nonce, code, state, stateDiff}",
-                check::<StateOverride>,
-            ),
-            opt(
-                "blockOverrides",
-                "an object {number, time, gasLimit, baseFee, ...}",
-                check::<BlockOverrides>,
-            ),
-        ],
-        "eth_estimateGas" => vec![
-            req("transaction", CALL, check::<TransactionRequest>),
-            opt("block", BLOCK_ID, check::<BlockId>),
-            opt(
-                "stateOverrides",
-                "an object of address -> {balance, nonce, code, state, stateDiff}",
-                check::<StateOverride>,
-            ),
-        ],
-        "eth_createAccessList" => vec![
-            req("transaction", CALL, check::<TransactionRequest>),
-            opt("block", BLOCK_ID, check::<BlockId>),
-        ],
-        "eth_sendRawTransaction" => vec![req(
-            "transaction",
-            "the signed transaction as 0x-prefixed hex",
-            check::<Bytes>,
-        )],
-        "eth_getTransactionByHash" | "eth_getTransactionReceipt" => {
-            vec![req("hash", HASH, check::<B256>)]
-        }
-        "eth_getTransactionByBlockHashAndIndex" => vec![
-            req("blockHash", HASH, check::<B256>),
-            req("index", QUANTITY, check::<Index>),
-        ],
-        "eth_getTransactionByBlockNumberAndIndex" => vec![
-            req("block", BLOCK_TAG, check::<BlockNumberOrTag>),
-            req("index", QUANTITY, check::<Index>),
-        ],
-        "eth_getBlockReceipts" => vec![req("block", BLOCK_ID, check::<BlockId>)],
-        "eth_getBlockByHash" => vec![
-            req("blockHash", HASH, check::<B256>),
-            req("fullTransactions", FULL_TX, check::<bool>),
-        ],
-        "eth_getBlockByNumber" => vec![
-            req("block", BLOCK_TAG, check::<BlockNumberOrTag>),
-            req("fullTransactions", FULL_TX, check::<bool>),
-        ],
-        "eth_getBlockTransactionCountByHash" | "eth_getUncleCountByBlockHash" => {
-            vec![req("blockHash", HASH, check::<B256>)]
-        }
-        "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockNumber" => {
-            vec![req("block", BLOCK_TAG, check::<BlockNumberOrTag>)]
-        }
-        "eth_feeHistory" => vec![
-            req("blockCount", QUANTITY, check::<U64>),
-            req("newestBlock", BLOCK_TAG, check::<BlockNumberOrTag>),
-            opt(
-                "rewardPercentiles",
-                "an increasing list of numbers between 0 and 100",
-                check::<Vec<f64>>,
-            ),
-        ],
-        "eth_getLogs" | "eth_newFilter" => vec![req("filter", FILTER, check::<Filter>)],
-        "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_uninstallFilter" => vec![req(
-            "filterId",
-            "a filter id as a hex quantity",
-            check::<U256>,
-        )],
-        "eth_getProof" => vec![
-            req("address", ADDRESS, check::<Address>),
-            req(
-                "storageKeys",
-                "a list of 32-byte slots as hex",
-                check::<Vec<B256>>,
-            ),
-            req("block", BLOCK_ID, check::<BlockId>),
-        ],
-        "web3_sha3" => vec![req("data", DATA, check::<Bytes>)],
-        _ => return None,
-    };
-    Some(args)
-}
 
 /// A message naming the first bad or missing argument of `method`, if one can be found.
 pub fn explain(method: &str, params: Option<&str>) -> Option<String> {
-    let args = signature(method)?;
+    let spec = l2node_api::find_method(method)?;
+    if spec.kind == MethodKind::Subscription {
+        // jsonrpsee already sent the subscription's error through its sink; what the middleware
+        // sees is a placeholder, and a rewritten response would be a second answer.
+        return None;
+    }
+    let args = spec.params;
     let values = match params.map(serde_json::from_str::<Value>) {
         None => Vec::new(),
         Some(Ok(Value::Array(values))) => values,
@@ -193,6 +51,7 @@ pub fn explain(method: &str, params: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloy_primitives::B256;
 
     #[test]
     fn bad_address_names_argument_zero_and_the_format() {
@@ -206,7 +65,8 @@ mod tests {
         let m = explain("eth_getBlockByNumber", Some(r#"["latest"]"#)).unwrap();
         assert_eq!(
             m,
-            format!("missing value for required argument 1 (fullTransactions): expected {FULL_TX}")
+            "missing value for required argument 1 (fullTransactions): expected true for full \
+             transactions, false for hashes"
         );
     }
 
@@ -237,5 +97,56 @@ mod tests {
             None
         );
         assert_eq!(explain("eth_unknown", Some("[]")), None);
+    }
+
+    #[test]
+    fn argument_names_come_from_the_api_in_camel_case() {
+        let m = explain("eth_call", Some(r#"[{}, "latest", 5]"#)).unwrap();
+        assert!(
+            m.starts_with("invalid argument 2 (stateOverrides): "),
+            "{m}"
+        );
+        assert!(
+            m.ends_with(
+                "expected an object of address -> {balance, nonce, code, state, stateDiff}"
+            ),
+            "{m}"
+        );
+        let m = explain("eth_feeHistory", Some(r#"["0x1"]"#)).unwrap();
+        assert!(
+            m.starts_with("missing value for required argument 1 (newestBlock)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn optional_arguments_may_be_missing_or_null() {
+        let addr = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+        assert_eq!(
+            explain("eth_getBalance", Some(&format!(r#"["{addr}"]"#))),
+            None
+        );
+        assert_eq!(
+            explain("eth_getBalance", Some(&format!(r#"["{addr}", null]"#))),
+            None
+        );
+    }
+
+    #[test]
+    fn subscriptions_are_left_alone_unsubscribe_is_explained() {
+        assert_eq!(explain("eth_subscribe", Some("[5]")), None);
+        let m = explain("eth_unsubscribe", Some("[]")).unwrap();
+        assert!(
+            m.starts_with("missing value for required argument 0 (subscriptionId)"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn parameters_must_be_an_array() {
+        assert_eq!(
+            explain("eth_getBalance", Some(r#"{"address": 1}"#)).unwrap(),
+            "eth_getBalance takes its parameters as a JSON array"
+        );
     }
 }

@@ -11,12 +11,12 @@ use jsonrpsee::{
     types::ErrorObjectOwned,
     PendingSubscriptionSink, SubscriptionMessage, SubscriptionSink,
 };
-use l2node_api::{error::INVALID_PARAMS, EthPubSubApiServer};
+use l2node_api::EthPubSubApiServer;
 use serde::Serialize;
 use tokio::sync::broadcast::{self, error::RecvError};
 
-use super::{convert, logs::collect_block_logs};
-use crate::{chain::Chain, pool::Pool};
+use super::{convert, error::RpcError};
+use crate::{chain::Chain, logs::collect_block_logs, pool::Pool};
 
 /// The pub/sub handlers.
 pub struct PubSubRpc {
@@ -32,7 +32,7 @@ impl PubSubRpc {
 }
 
 fn bad_params(msg: String) -> ErrorObjectOwned {
-    ErrorObjectOwned::owned(INVALID_PARAMS, msg, None::<()>)
+    RpcError::InvalidParams(msg).into()
 }
 
 #[async_trait]

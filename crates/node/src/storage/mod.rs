@@ -19,7 +19,7 @@ use alloy_primitives::{Address, B256};
 use redb::TableDefinition;
 
 pub use logs::LogQuery;
-pub use reader::StateAt;
+pub use reader::{StateAt, StateReader};
 pub use write::BlockToStore;
 
 /// Errors of the storage layer.
@@ -27,7 +27,13 @@ pub use write::BlockToStore;
 pub enum StorageError {
     /// The database engine failed.
     #[error("database error: {0}")]
-    Database(String),
+    Database(#[from] redb::Error),
+    /// The database directory could not be created.
+    #[error("cannot create the data directory: {0}")]
+    Io(#[from] std::io::Error),
+    /// The state trie failed.
+    #[error(transparent)]
+    Trie(#[from] crate::trie::TrieError),
     /// Stored bytes did not decode: the database is damaged or from another version.
     #[error("corrupt record in {table}: {reason}")]
     Corrupt {
@@ -46,17 +52,17 @@ pub enum StorageError {
     },
 }
 
+// redb reports each operation with its own error type; all of them convert into `redb::Error`.
 macro_rules! db_err {
     ($($t:ty),*) => {$(
         impl From<$t> for StorageError {
             fn from(e: $t) -> Self {
-                StorageError::Database(e.to_string())
+                StorageError::Database(e.into())
             }
         }
     )*};
 }
 db_err!(
-    redb::Error,
     redb::DatabaseError,
     redb::TransactionError,
     redb::TableError,
@@ -127,7 +133,7 @@ impl Storage {
     /// Opens (or creates) the database file at `path`; parent directories are created.
     pub fn open(path: &Path) -> Result<Self, StorageError> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| StorageError::Database(e.to_string()))?;
+            std::fs::create_dir_all(parent)?;
         }
         let db = redb::Database::builder()
             .set_cache_size(crate::constants::DB_CACHE_BYTES)

@@ -1,4 +1,6 @@
-//! Point-in-time state reads: current tables for the head, history tables for older blocks.
+//! Point-in-time state reads: the [`StateReader`] interface the executor and the pool read
+//! through, and [`StateAt`], storage's implementation (current tables for the head, history
+//! tables for older blocks).
 
 use std::sync::Arc;
 
@@ -10,7 +12,19 @@ use super::{
     snapshot::{Snapshot, Snapshots},
     StorageError,
 };
-use crate::state::{AccountState, StateReader};
+use crate::state::AccountState;
+
+/// Read access to the world state as of one block.
+pub trait StateReader: Send + Sync {
+    /// Account basics (balance, nonce, code hash; `code` left `None`), or `None` if absent.
+    fn account(&self, address: Address) -> Result<Option<AccountInfo>, StorageError>;
+    /// Value of a storage slot (zero when unset).
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StorageError>;
+    /// Contract code by its keccak hash (empty bytecode when unknown).
+    fn code_by_hash(&self, code_hash: B256) -> Result<Bytecode, StorageError>;
+    /// Hash of a canonical block by number (for the BLOCKHASH opcode), zero when unknown.
+    fn block_hash(&self, number: u64) -> Result<B256, StorageError>;
+}
 
 /// A consistent snapshot of the state as of one block. Cheap to create: it shares the read
 /// snapshot of the latest commit and opens tables only when a read needs them.

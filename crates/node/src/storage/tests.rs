@@ -5,7 +5,10 @@ use alloy_primitives::{Address, Log, LogData, B256, U256};
 use revm::bytecode::Bytecode;
 
 use super::*;
-use crate::state::{AccountChange, AccountState, StateReader};
+use crate::{
+    state::{AccountChange, AccountState},
+    storage::StateReader,
+};
 
 fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
     AccountChange {
@@ -142,7 +145,9 @@ fn failed_seal_writes_nothing() {
     commit(&s, 0, &[], vec![]);
     let a = Address::repeat_byte(3);
     let err = s.commit_block(1, &[account(a, 1, vec![])], |_| {
-        Err::<BlockToStore, _>(StorageError::Database("root mismatch".into()))
+        Err::<BlockToStore, _>(StorageError::Trie(crate::trie::TrieError::Corrupt(
+            "root mismatch".into(),
+        )))
     });
     assert!(err.is_err());
     assert_eq!(s.head_number().unwrap(), Some(0));

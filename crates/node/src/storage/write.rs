@@ -117,7 +117,7 @@ fn write_state(
         }
     }
     let mut nodes = tx.open_table(crate::trie::TRIE_NODES)?;
-    crate::trie::apply_changes(&mut nodes, changes)
+    Ok(crate::trie::apply_changes(&mut nodes, changes)?)
 }
 
 fn wipe_storage(

@@ -16,10 +16,7 @@
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 
-use crate::{
-    state::{AccountChange, AccountState},
-    storage::StorageError,
-};
+use crate::state::{AccountChange, AccountState};
 
 mod node;
 mod proof;
@@ -30,6 +27,20 @@ pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
 pub use store::{MemoryTrieStore, TrieStore, TRIE_NODES};
 
 use update::{prepare, trie_root, TrieUpdater};
+
+/// Errors of the trie: its store failed, or a stored node does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum TrieError {
+    /// The redb table holding the nodes failed.
+    #[error("trie node store: {0}")]
+    Store(#[from] redb::StorageError),
+    /// A write through a store opened for reading (proofs and roots of a read snapshot).
+    #[error("trie store opened read-only")]
+    ReadOnly,
+    /// A stored node is missing or does not decode: the database is damaged.
+    #[error("corrupt trie node: {0}")]
+    Corrupt(String),
+}
 
 /// First key byte of account-trie nodes.
 const ACCOUNT_TRIE: u8 = 0x00;
@@ -75,7 +86,7 @@ fn slot_update(slot: U256, value: U256) -> (B256, Option<Vec<u8>>) {
 pub fn apply_changes<S: TrieStore>(
     store: &mut S,
     changes: &[AccountChange],
-) -> Result<B256, StorageError> {
+) -> Result<B256, TrieError> {
     let mut ordered: Vec<(B256, &AccountChange)> = changes
         .iter()
         .map(|change| (keccak256(change.address), change))
@@ -106,12 +117,12 @@ pub fn apply_changes<S: TrieStore>(
 }
 
 /// Current state root (`EMPTY_ROOT_HASH` for an empty trie) without changes.
-pub fn state_root<S: TrieStore>(store: &S) -> Result<B256, StorageError> {
+pub fn state_root<S: TrieStore>(store: &S) -> Result<B256, TrieError> {
     trie_root(store, &account_prefix())
 }
 
 /// Storage root of one account as currently stored (`EMPTY_ROOT_HASH` when it has none).
-pub fn storage_root<S: TrieStore>(store: &S, address: Address) -> Result<B256, StorageError> {
+pub fn storage_root<S: TrieStore>(store: &S, address: Address) -> Result<B256, TrieError> {
     trie_root(store, &storage_prefix(&keccak256(address)))
 }
 
@@ -330,14 +341,25 @@ mod tests {
         assert_eq!(state_root_from_scratch([]), EMPTY_ROOT_HASH);
     }
 
-    /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
-    fn genesis_accounts(name: &str) -> (Vec<GenesisAccount>, B256) {
-        let path = format!(
-            "{}/../../../shared/fixtures/genesis/{name}.json",
+    /// `testdata/genesis/<name>.json` of the repository root, or its `.json.gz` (large files).
+    fn read_genesis(name: &str) -> serde_json::Value {
+        let base = format!(
+            "{}/../../testdata/genesis/{name}.json",
             env!("CARGO_MANIFEST_DIR")
         );
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let gz = format!("{base}.gz");
+        if std::path::Path::new(&gz).exists() {
+            let file = std::fs::File::open(&gz).unwrap();
+            serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
+                .unwrap()
+        } else {
+            serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap()
+        }
+    }
+
+    /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
+    fn genesis_accounts(name: &str) -> (Vec<GenesisAccount>, B256) {
+        let json = read_genesis(name);
         let root = B256::from_str(json["stateRoot"].as_str().unwrap()).unwrap();
         let mut accounts = Vec::new();
         for (address, account) in json["alloc"].as_object().unwrap() {
@@ -529,19 +551,19 @@ mod tests {
     }
 
     impl TrieStore for CountingStore<'_> {
-        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
             self.reads.set(self.reads.get() + 1);
             self.inner.get(key)
         }
-        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
             self.ops += 1;
             self.inner.put(key, value)
         }
-        fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+        fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
             self.ops += 1;
             self.inner.delete(key)
         }
-        fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+        fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
             self.ops += 1;
             self.inner.delete_prefix(prefix)
         }

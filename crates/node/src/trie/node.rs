@@ -7,10 +7,7 @@ use alloy_trie::{
     Nibbles, TrieMask,
 };
 
-use crate::storage::StorageError;
-
-/// Table name reported in [`StorageError::Corrupt`] for undecodable nodes.
-pub(crate) const TABLE: &str = "trie_nodes";
+use super::TrieError;
 
 /// One Merkle Patricia Trie node, as stored at its nibble path.
 ///
@@ -71,11 +68,8 @@ impl Node {
     }
 
     /// Decode a node from its RLP.
-    pub(crate) fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
-        let corrupt = |reason: String| StorageError::Corrupt {
-            table: TABLE,
-            reason,
-        };
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Self, TrieError> {
+        let corrupt = TrieError::Corrupt;
         let node = TrieNode::decode(&mut &bytes[..]).map_err(|e| corrupt(e.to_string()))?;
         Ok(match node {
             TrieNode::Leaf(leaf) => Self::Leaf {

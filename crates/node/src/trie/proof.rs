@@ -4,10 +4,8 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_trie::{Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 
-use super::{
-    account_prefix, node::Node, node::TABLE, storage_prefix, store::TrieStore, update::node_key,
-};
-use crate::storage::StorageError;
+use super::TrieError;
+use super::{account_prefix, node::Node, storage_prefix, store::TrieStore, update::node_key};
 
 /// Proof nodes for one account and some of its storage slots.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,15 +38,13 @@ pub fn account_proof<S: TrieStore>(
     store: &S,
     address: Address,
     slots: &[B256],
-) -> Result<AccountProofNodes, StorageError> {
+) -> Result<AccountProofNodes, TrieError> {
     let hashed = keccak256(address);
     let (account_proof, leaf) = path_proof(store, &account_prefix(), Nibbles::unpack(hashed))?;
     let account = leaf
         .map(|value| {
-            TrieAccount::decode(&mut value.as_slice()).map_err(|e| StorageError::Corrupt {
-                table: TABLE,
-                reason: format!("account leaf: {e}"),
-            })
+            TrieAccount::decode(&mut value.as_slice())
+                .map_err(|e| TrieError::Corrupt(format!("account leaf: {e}")))
         })
         .transpose()?;
     let storage_root = account.as_ref().map_or(EMPTY_ROOT_HASH, |a| a.storage_root);
@@ -62,10 +58,8 @@ pub fn account_proof<S: TrieStore>(
         };
         let value = leaf
             .map(|value| {
-                U256::decode(&mut value.as_slice()).map_err(|e| StorageError::Corrupt {
-                    table: TABLE,
-                    reason: format!("storage leaf: {e}"),
-                })
+                U256::decode(&mut value.as_slice())
+                    .map_err(|e| TrieError::Corrupt(format!("storage leaf: {e}")))
             })
             .transpose()?
             .unwrap_or_default();
@@ -88,7 +82,7 @@ fn path_proof<S: TrieStore>(
     store: &S,
     prefix: &[u8],
     key: Nibbles,
-) -> Result<(Vec<Bytes>, Option<Vec<u8>>), StorageError> {
+) -> Result<(Vec<Bytes>, Option<Vec<u8>>), TrieError> {
     let mut proof = Vec::new();
     let mut path = Nibbles::new();
     let Some(mut rlp) = store.get(prefix)? else {
@@ -118,10 +112,7 @@ fn path_proof<S: TrieStore>(
         };
         rlp = store
             .get(&node_key(prefix, &path))?
-            .ok_or_else(|| StorageError::Corrupt {
-                table: TABLE,
-                reason: format!("missing trie node at path {path:?}"),
-            })?;
+            .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))?;
         if next_ref.is_hash() {
             proof.push(Bytes::from(rlp.clone()));
         }

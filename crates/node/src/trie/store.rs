@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use redb::{ReadableTable, TableDefinition};
 
-use crate::storage::StorageError;
+use super::TrieError;
 
 /// The redb table holding trie nodes, keyed by `[trie id] ++ nibble path` (see the module docs).
 pub const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
@@ -13,13 +13,13 @@ pub const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
 /// Key-value store of trie nodes. Keys are opaque byte strings built by this module.
 pub trait TrieStore {
     /// The value stored under `key`, if any.
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError>;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError>;
     /// Store `value` under `key`, replacing any previous value.
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError>;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError>;
     /// Remove `key` (no error when it is absent).
-    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError>;
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError>;
     /// Delete every key starting with `prefix` (used to wipe an account's storage trie).
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError>;
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError>;
 }
 
 /// In-memory store (BTreeMap) for tests and benches.
@@ -51,21 +51,21 @@ impl MemoryTrieStore {
 }
 
 impl TrieStore for MemoryTrieStore {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         Ok(self.nodes.get(key).cloned())
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
         self.nodes.insert(key.to_vec(), value.to_vec());
         Ok(())
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
         self.nodes.remove(key);
         Ok(())
     }
 
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
         let keys: Vec<Vec<u8>> = self
             .nodes
             .range(prefix.to_vec()..)
@@ -80,32 +80,26 @@ impl TrieStore for MemoryTrieStore {
     }
 }
 
-fn db_err(err: impl std::fmt::Display) -> StorageError {
-    StorageError::Database(err.to_string())
-}
-
 /// redb-backed store over a table opened inside the caller's write transaction.
 impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(ReadableTable::get(self, key)
-            .map_err(db_err)?
-            .map(|v| v.value().to_vec()))
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StorageError> {
-        self.insert(key, value).map_err(db_err)?;
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.insert(key, value)?;
         Ok(())
     }
 
-    fn delete(&mut self, key: &[u8]) -> Result<(), StorageError> {
-        self.remove(key).map_err(db_err)?;
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.remove(key)?;
         Ok(())
     }
 
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), StorageError> {
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
         let mut keys = Vec::new();
-        for entry in self.range::<&[u8]>(prefix..).map_err(db_err)? {
-            let (key, _) = entry.map_err(db_err)?;
+        for entry in self.range::<&[u8]>(prefix..)? {
+            let (key, _) = entry?;
             let key = key.value();
             if !key.starts_with(prefix) {
                 break;
@@ -113,36 +107,30 @@ impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
             keys.push(key.to_vec());
         }
         for key in keys {
-            self.remove(key.as_slice()).map_err(db_err)?;
+            self.remove(key.as_slice())?;
         }
         Ok(())
     }
 }
 
 /// Read-only redb table (a read transaction), for [`super::state_root`], [`super::storage_root`]
-/// and [`super::account_proof`]: every write fails with [`StorageError::Database`].
+/// and [`super::account_proof`]: every write fails with [`TrieError::ReadOnly`].
 impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(ReadableTable::get(self, key)
-            .map_err(db_err)?
-            .map(|v| v.value().to_vec()))
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
     }
 
-    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), StorageError> {
-        Err(read_only())
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
     }
 
-    fn delete(&mut self, _key: &[u8]) -> Result<(), StorageError> {
-        Err(read_only())
+    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
     }
 
-    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), StorageError> {
-        Err(read_only())
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
     }
-}
-
-fn read_only() -> StorageError {
-    StorageError::Database("trie store opened read-only".into())
 }
 
 #[cfg(test)]

@@ -12,11 +12,11 @@
 use alloy_primitives::B256;
 use alloy_trie::{nodes::RlpNode, Nibbles, EMPTY_ROOT_HASH};
 
+use super::TrieError;
 use super::{
-    node::{root_hash, Node, TABLE},
+    node::{root_hash, Node},
     store::TrieStore,
 };
-use crate::storage::StorageError;
 
 /// A full key and its new value (`None` deletes the key).
 pub(crate) type Update = (Nibbles, Option<Vec<u8>>);
@@ -51,7 +51,7 @@ pub(crate) fn node_key(prefix: &[u8], path: &Nibbles) -> Vec<u8> {
 pub(crate) fn trie_root<S: TrieStore + ?Sized>(
     store: &S,
     prefix: &[u8],
-) -> Result<B256, StorageError> {
+) -> Result<B256, TrieError> {
     Ok(store
         .get(prefix)?
         .map_or(EMPTY_ROOT_HASH, |rlp| root_hash(&rlp)))
@@ -62,7 +62,7 @@ pub(crate) fn load<S: TrieStore + ?Sized>(
     store: &S,
     prefix: &[u8],
     path: &Nibbles,
-) -> Result<Option<Node>, StorageError> {
+) -> Result<Option<Node>, TrieError> {
     store
         .get(&node_key(prefix, path))?
         .map(|rlp| Node::decode(&rlp))
@@ -82,7 +82,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
     }
 
     /// Apply sorted, deduplicated updates (see [`prepare`]) and return the new root hash.
-    pub(crate) fn apply(mut self, updates: &[Update]) -> Result<B256, StorageError> {
+    pub(crate) fn apply(mut self, updates: &[Update]) -> Result<B256, TrieError> {
         if updates.is_empty() {
             return trie_root(self.store, self.prefix);
         }
@@ -104,22 +104,20 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         }
     }
 
-    fn load(&self, path: &Nibbles) -> Result<Option<Node>, StorageError> {
+    fn load(&self, path: &Nibbles) -> Result<Option<Node>, TrieError> {
         load(self.store, self.prefix, path)
     }
 
-    fn load_existing(&self, path: &Nibbles) -> Result<Node, StorageError> {
-        self.load(path)?.ok_or_else(|| StorageError::Corrupt {
-            table: TABLE,
-            reason: format!("missing trie node at path {path:?}"),
-        })
+    fn load_existing(&self, path: &Nibbles) -> Result<Node, TrieError> {
+        self.load(path)?
+            .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))
     }
 
-    fn put(&mut self, path: &Nibbles, rlp: &[u8]) -> Result<(), StorageError> {
+    fn put(&mut self, path: &Nibbles, rlp: &[u8]) -> Result<(), TrieError> {
         self.store.put(&node_key(self.prefix, path), rlp)
     }
 
-    fn delete(&mut self, path: &Nibbles) -> Result<(), StorageError> {
+    fn delete(&mut self, path: &Nibbles) -> Result<(), TrieError> {
         self.store.delete(&node_key(self.prefix, path))
     }
 
@@ -130,7 +128,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         path: Nibbles,
         node: Option<Node>,
         updates: &[Update],
-    ) -> Result<Option<Node>, StorageError> {
+    ) -> Result<Option<Node>, TrieError> {
         match node {
             None => {
                 let inserts: Vec<(Nibbles, &[u8])> = updates
@@ -172,7 +170,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         key: Nibbles,
         child: RlpNode,
         updates: &[Update],
-    ) -> Result<Option<Node>, StorageError> {
+    ) -> Result<Option<Node>, TrieError> {
         let depth = path.len();
         let shared = |full: &Nibbles| full.slice(depth..).common_prefix_length(&key);
         // Keys are sorted, so the shortest shared prefix is at one of the ends.
@@ -217,7 +215,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         key: Nibbles,
         child_path: Nibbles,
         child: Option<Node>,
-    ) -> Result<Option<Node>, StorageError> {
+    ) -> Result<Option<Node>, TrieError> {
         Ok(match child {
             None => {
                 self.delete(&child_path)?;
@@ -253,7 +251,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         path: Nibbles,
         mut children: Box<[Option<RlpNode>; 16]>,
         updates: &[Update],
-    ) -> Result<Option<Node>, StorageError> {
+    ) -> Result<Option<Node>, TrieError> {
         let depth = path.len();
         // Updated children still present: nibble, node, its RLP.
         let mut changed: Vec<(u8, Node, Vec<u8>)> = Vec::new();
@@ -340,7 +338,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         &mut self,
         path: Nibbles,
         inserts: &[(Nibbles, &[u8])],
-    ) -> Result<Option<Node>, StorageError> {
+    ) -> Result<Option<Node>, TrieError> {
         let depth = path.len();
         match inserts {
             [] => Ok(None),
@@ -368,7 +366,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         &mut self,
         path: Nibbles,
         inserts: &[(Nibbles, &[u8])],
-    ) -> Result<Node, StorageError> {
+    ) -> Result<Node, TrieError> {
         let depth = path.len();
         let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
         let mut start = 0;

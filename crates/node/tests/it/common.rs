@@ -2,10 +2,9 @@
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use alloy_consensus::{SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_consensus::TxEip1559;
 use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, Bytes, TxKind, U256};
-use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use jsonrpsee::{
     core::client::ClientT,
@@ -17,7 +16,7 @@ use l2node_node::{
     dev,
     pool::PoolConfig,
     rpc::{RpcConfig, RpcServerConfig},
-    NodeConfig, NodeHandle,
+    test_utils, NodeConfig, NodeHandle,
 };
 
 /// A dev node with its temp dir.
@@ -139,8 +138,7 @@ pub fn signed_tx(
         input,
         access_list: Default::default(),
     };
-    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
-    TxEnvelope::from(tx.into_signed(sig)).encoded_2718().into()
+    test_utils::sign(key, tx).encoded_2718().into()
 }
 
 /// A signed plain transfer of `value` wei.

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, B256};
 use jsonrpsee::rpc_params;
+use l2node_api::{MethodKind, MethodSpec, ParamKind, ParamSpec};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Map, Value};
@@ -23,75 +24,19 @@ use crate::wire::raw::{raw_http, Ws};
 
 const DEFAULT_CASES: u32 = 2000;
 
-/// Parameter kinds of the real methods, to generate mostly-right-but-wrong parameters.
-#[derive(Debug, Clone, Copy)]
-enum K {
-    Addr,
-    Hash,
-    Qty,
-    Tag,
-    BlockId,
-    Bool,
-    Call,
-    Filter,
-    Data,
-    Percentiles,
-    StateOverride,
-    BlockOverride,
-    Keys,
-    SubKind,
-    Any,
-}
+/// A call of a method that does not exist, with one argument of any shape.
+const NEAR_MISS: MethodSpec = MethodSpec {
+    name: "eth_notAMethod",
+    kind: MethodKind::Method,
+    params: &[ParamSpec::of::<Value>("any")],
+};
 
-const METHODS: &[(&str, &[K])] = &[
-    ("eth_chainId", &[]),
-    ("eth_syncing", &[]),
-    ("eth_blockNumber", &[]),
-    ("eth_accounts", &[]),
-    ("eth_getBalance", &[K::Addr, K::BlockId]),
-    ("eth_getTransactionCount", &[K::Addr, K::BlockId]),
-    ("eth_getCode", &[K::Addr, K::BlockId]),
-    ("eth_getStorageAt", &[K::Addr, K::Qty, K::BlockId]),
-    (
-        "eth_call",
-        &[K::Call, K::BlockId, K::StateOverride, K::BlockOverride],
-    ),
-    ("eth_estimateGas", &[K::Call, K::BlockId, K::StateOverride]),
-    ("eth_createAccessList", &[K::Call, K::BlockId]),
-    ("eth_sendRawTransaction", &[K::Data]),
-    ("eth_getTransactionByHash", &[K::Hash]),
-    ("eth_getTransactionByBlockHashAndIndex", &[K::Hash, K::Qty]),
-    ("eth_getTransactionByBlockNumberAndIndex", &[K::Tag, K::Qty]),
-    ("eth_getTransactionReceipt", &[K::Hash]),
-    ("eth_getBlockReceipts", &[K::BlockId]),
-    ("eth_getBlockByHash", &[K::Hash, K::Bool]),
-    ("eth_getBlockByNumber", &[K::Tag, K::Bool]),
-    ("eth_getBlockTransactionCountByHash", &[K::Hash]),
-    ("eth_getBlockTransactionCountByNumber", &[K::Tag]),
-    ("eth_getUncleCountByBlockHash", &[K::Hash]),
-    ("eth_getUncleCountByBlockNumber", &[K::Tag]),
-    ("eth_gasPrice", &[]),
-    ("eth_maxPriorityFeePerGas", &[]),
-    ("eth_feeHistory", &[K::Qty, K::Tag, K::Percentiles]),
-    ("eth_getLogs", &[K::Filter]),
-    ("eth_newFilter", &[K::Filter]),
-    ("eth_newBlockFilter", &[]),
-    ("eth_newPendingTransactionFilter", &[]),
-    ("eth_getFilterChanges", &[K::Qty]),
-    ("eth_getFilterLogs", &[K::Qty]),
-    ("eth_uninstallFilter", &[K::Qty]),
-    ("eth_getProof", &[K::Addr, K::Keys, K::BlockId]),
-    ("eth_subscribe", &[K::SubKind, K::Filter]),
-    ("eth_unsubscribe", &[K::Qty]),
-    ("net_version", &[]),
-    ("net_listening", &[]),
-    ("net_peerCount", &[]),
-    ("web3_clientVersion", &[]),
-    ("web3_sha3", &[K::Data]),
-    ("txpool_status", &[]),
-    ("txpool_content", &[]),
-    ("eth_notAMethod", &[K::Any]),
-];
+/// Every real method, as declared in `l2node_api` (names and parameter kinds), and a near miss.
+fn methods() -> Vec<&'static MethodSpec> {
+    l2node_api::methods()
+        .chain(std::iter::once(&NEAR_MISS))
+        .collect()
+}
 
 /// Real values of the node (block and tx hashes, accounts) so some lookups hit data.
 #[derive(Clone)]
@@ -366,49 +311,51 @@ fn block_override() -> BoxedStrategy<Value> {
         .boxed()
 }
 
-fn kind(k: K, known: &Known) -> BoxedStrategy<Value> {
+fn kind(k: ParamKind, known: &Known) -> BoxedStrategy<Value> {
     match k {
-        K::Addr => addr(known),
-        K::Hash => hash(known),
-        K::Qty => qty(),
-        K::Tag => tag(known),
-        K::BlockId => prop_oneof![2 => tag(known), 1 => block_object(known)].boxed(),
-        K::Bool => prop_oneof![3 => any::<bool>().prop_map(Value::Bool), 1 => leaf()].boxed(),
-        K::Call => prop_oneof![4 => call_object(known), 1 => arb_json()].boxed(),
-        K::Filter => prop_oneof![4 => filter_object(known), 1 => arb_json()].boxed(),
-        K::Data => prop_oneof![
+        ParamKind::Address => addr(known),
+        ParamKind::Hash => hash(known),
+        ParamKind::Quantity | ParamKind::SubscriptionId => qty(),
+        ParamKind::BlockTag => tag(known),
+        ParamKind::BlockId => prop_oneof![2 => tag(known), 1 => block_object(known)].boxed(),
+        ParamKind::Bool => prop_oneof![3 => any::<bool>().prop_map(Value::Bool), 1 => leaf()].boxed(),
+        ParamKind::Call => prop_oneof![4 => call_object(known), 1 => arb_json()].boxed(),
+        ParamKind::Filter => prop_oneof![4 => filter_object(known), 1 => arb_json()].boxed(),
+        ParamKind::Data => prop_oneof![
             3 => prop::collection::vec(any::<u8>(), 0..200).prop_map(|b| json!(alloy_primitives::Bytes::from(b))),
             2 => hexish(),
             1 => leaf()
         ]
         .boxed(),
-        K::Percentiles => prop_oneof![
+        ParamKind::Percentiles => prop_oneof![
             3 => prop::collection::vec(prop_oneof![(0.0f64..100.0).prop_map(Value::from), number()], 0..8).prop_map(Value::Array),
             1 => prop::collection::vec(Just(json!(50)), 95..110).prop_map(Value::Array),
             1 => leaf()
         ]
         .boxed(),
-        K::StateOverride => state_override(known),
-        K::BlockOverride => block_override(),
-        K::Keys => prop_oneof![
+        ParamKind::StateOverride => state_override(known),
+        ParamKind::BlockOverrides => block_override(),
+        ParamKind::StorageKeys => prop_oneof![
             3 => prop::collection::vec(hash(known), 0..4).prop_map(Value::Array),
             1 => leaf()
         ]
         .boxed(),
-        K::SubKind => prop_oneof![
+        // The only string parameter: eth_subscribe's kind.
+        ParamKind::Text => prop_oneof![
             3 => prop::sample::select(vec!["newHeads", "logs", "newPendingTransactions", "syncing", "newheads", ""]).prop_map(|s| json!(s)),
             1 => leaf()
         ]
         .boxed(),
-        K::Any => arb_json(),
+        // The only free-form parameters: eth_subscribe's options (a log filter) and the near miss.
+        ParamKind::Json => prop_oneof![1 => filter_object(known), 1 => arb_json()].boxed(),
     }
 }
 
 /// `params` of a call of `sig`: usually typed per position, with wrong arity and odd shapes.
-fn params(sig: &'static [K], known: &Known) -> BoxedStrategy<Option<Value>> {
+fn params(sig: &'static [ParamSpec], known: &Known) -> BoxedStrategy<Option<Value>> {
     let typed: Vec<BoxedStrategy<Value>> = sig
         .iter()
-        .map(|k| prop_oneof![4 => kind(*k, known), 1 => arb_json()].boxed())
+        .map(|p| prop_oneof![4 => kind(p.kind, known), 1 => arb_json()].boxed())
         .collect();
     let shaped =
         (typed, 0u8..12, arb_json(), 0usize..=sig.len()).prop_map(|(mut v, how, extra, cut)| {
@@ -447,9 +394,10 @@ fn id() -> BoxedStrategy<Option<Value>> {
 /// One structured call: a real method (or a near miss) with random params.
 fn call(known: &Known) -> BoxedStrategy<Value> {
     let known = known.clone();
-    (prop::sample::select(METHODS), id())
-        .prop_flat_map(move |((name, sig), id)| {
-            params(sig, &known).prop_map(move |p| {
+    (prop::sample::select(methods()), id())
+        .prop_flat_map(move |(method, id)| {
+            let name = method.name;
+            params(method.params, &known).prop_map(move |p| {
                 let mut o = Map::new();
                 o.insert("jsonrpc".into(), json!("2.0"));
                 o.insert("method".into(), json!(name));
@@ -649,7 +597,7 @@ fn check_response(resp: &Value, req: Option<&Value>, http: bool, f: &Findings) {
             let allowed = match code {
                 -32700 | -32600 => true,
                 -32601 => {
-                    !METHODS.iter().any(|(m, _)| *m == method)
+                    l2node_api::find_method(&method).is_none()
                         || method == "eth_notAMethod"
                         || (http && subscription)
                 }
@@ -884,7 +832,7 @@ fn fuzz_http_random_json() {
                 prop_oneof![Just(json!("2.0")), leaf()],
                 prop_oneof![
                     leaf(),
-                    prop::sample::select(METHODS).prop_map(|m| json!(m.0))
+                    prop::sample::select(methods()).prop_map(|m| json!(m.name))
                 ],
                 arb_json(),
                 leaf(),

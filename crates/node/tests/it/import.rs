@@ -14,7 +14,7 @@ use crate::common::TestNode;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/chains/cancun-20-blocks"
+    "/../../testdata/chains/cancun-20-blocks"
 );
 
 fn fixture_blocks() -> Vec<Block<TxEnvelope>> {

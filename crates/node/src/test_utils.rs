@@ -1,11 +1,14 @@
-//! Test doubles: an in-memory [`StateReader`] with a reference state-root computation, fixture
-//! loading and signed test transactions.
+//! Test utilities shared by the unit tests, the integration tests and the benches (feature
+//! `test-utils`): deterministic keys, one way to sign a transaction, an in-memory
+//! [`StateReader`] with a reference state-root computation, small chain specs and fixture loading.
 
 use std::collections::{BTreeMap, HashMap};
 
-use alloy_consensus::{transaction::Recovered, Block, SignableTransaction, TxEip1559, TxEnvelope};
+use alloy_consensus::{
+    transaction::Recovered, Block, SignableTransaction, Signed, TxEip1559, TxEnvelope,
+};
 use alloy_genesis::Genesis;
-use alloy_primitives::{address, keccak256, Address, Bytes, TxKind, B256, U256};
+use alloy_primitives::{address, keccak256, Address, Bytes, Signature, TxKind, B256, U256};
 use alloy_rlp::Decodable;
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
@@ -13,25 +16,27 @@ use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 
 use crate::{
     chainspec::ChainSpec,
-    state::{AccountState, StateChanges, StateReader},
+    state::{AccountState, StateChanges},
+    storage::StateReader,
     storage::StorageError,
 };
 
 /// A recipient without a key.
-pub(crate) const BOB: Address = address!("0x000000000000000000000000000000000000b0b0");
+pub const BOB: Address = address!("0x000000000000000000000000000000000000b0b0");
 /// Another recipient without a key.
-pub(crate) const ALICE: Address = address!("0x000000000000000000000000000000000000a11c");
+pub const ALICE: Address = address!("0x000000000000000000000000000000000000a11c");
 
 /// HashMap-backed world state.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct MemState {
+pub struct MemState {
     accounts: HashMap<Address, (AccountState, BTreeMap<U256, U256>)>,
     code: HashMap<B256, Bytecode>,
     hashes: HashMap<u64, B256>,
 }
 
 impl MemState {
-    pub(crate) fn from_genesis(genesis: &Genesis) -> Self {
+    /// The accounts of a genesis `alloc`.
+    pub fn from_genesis(genesis: &Genesis) -> Self {
         let mut state = Self::default();
         for (address, account) in &genesis.alloc {
             let code_hash = match account.code.as_ref().filter(|c| !c.is_empty()) {
@@ -59,8 +64,27 @@ impl MemState {
         state
     }
 
+    /// Every given key funded with 1000 ether at nonce 0.
+    pub fn funded(keys: &[&PrivateKeySigner]) -> Self {
+        let mut state = Self::default();
+        for key in keys {
+            state.set(key.address(), 0, U256::from(10u128.pow(21)));
+        }
+        state
+    }
+
+    /// Sets an account's nonce and balance (keeping its code and storage).
+    pub fn set(&mut self, address: Address, nonce: u64, balance: U256) {
+        let entry = self.accounts.entry(address).or_default();
+        entry.0.nonce = nonce;
+        entry.0.balance = balance;
+        if entry.0.code_hash == B256::ZERO {
+            entry.0.code_hash = KECCAK_EMPTY;
+        }
+    }
+
     /// Deploys `code` at `address` (for call tests).
-    pub(crate) fn set_code(&mut self, address: Address, code: Bytes) {
+    pub fn set_code(&mut self, address: Address, code: Bytes) {
         let hash = keccak256(&code);
         self.code.insert(hash, Bytecode::new_raw(code));
         let entry = self.accounts.entry(address).or_default();
@@ -68,11 +92,13 @@ impl MemState {
         entry.0.nonce = entry.0.nonce.max(1);
     }
 
-    pub(crate) fn insert_block_hash(&mut self, number: u64, hash: B256) {
+    /// Makes BLOCKHASH of `number` answer `hash`.
+    pub fn insert_block_hash(&mut self, number: u64, hash: B256) {
         self.hashes.insert(number, hash);
     }
 
-    pub(crate) fn apply(&mut self, changes: &StateChanges) {
+    /// Applies a block's changes.
+    pub fn apply(&mut self, changes: &StateChanges) {
         for change in changes {
             if let Some(code) = &change.new_code {
                 self.code.insert(
@@ -103,7 +129,7 @@ impl MemState {
     }
 
     /// The state root, computed from scratch.
-    pub(crate) fn state_root(&self) -> B256 {
+    pub fn state_root(&self) -> B256 {
         crate::trie::state_root_from_scratch(self.accounts.iter().map(
             |(address, (info, storage))| {
                 (
@@ -144,10 +170,10 @@ impl StateReader for MemState {
     }
 }
 
-/// Loads `/work/shared/fixtures/chains/<name>/{genesis.json,chain.rlp}`.
-pub(crate) fn fixture_chain(name: &str) -> (ChainSpec, Vec<Block<TxEnvelope>>) {
+/// Loads `testdata/chains/<name>/{genesis.json,chain.rlp}` from the repository root.
+pub fn fixture_chain(name: &str) -> (ChainSpec, Vec<Block<TxEnvelope>>) {
     let dir = format!(
-        "{}/../../../shared/fixtures/chains/{name}",
+        "{}/../../testdata/chains/{name}",
         env!("CARGO_MANIFEST_DIR")
     );
     let spec = ChainSpec::from_genesis_file(format!("{dir}/genesis.json")).unwrap();
@@ -161,12 +187,12 @@ pub(crate) fn fixture_chain(name: &str) -> (ChainSpec, Vec<Block<TxEnvelope>>) {
 }
 
 /// Test key `i` (deterministic).
-pub(crate) fn key(i: u8) -> PrivateKeySigner {
+pub fn key(i: u8) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&B256::repeat_byte(i + 1)).unwrap()
 }
 
 /// A post-merge Cancun chain (EIP-1559 base fee) where keys 0 and 1 hold 1000 ETH.
-pub(crate) fn dev_spec() -> ChainSpec {
+pub fn dev_spec() -> ChainSpec {
     spec_with(serde_json::json!({
         "chainId": 1337, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
         "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
@@ -177,7 +203,7 @@ pub(crate) fn dev_spec() -> ChainSpec {
 }
 
 /// A Besu-style Clique chain: Cancun by time without a merge, `zeroBaseFee`.
-pub(crate) fn clique_spec() -> ChainSpec {
+pub fn clique_spec() -> ChainSpec {
     spec_with(serde_json::json!({
         "chainId": 1338, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
         "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
@@ -202,25 +228,46 @@ fn spec_with(config: serde_json::Value) -> ChainSpec {
     ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap()
 }
 
+/// Signs any transaction type with `key`.
+pub fn sign<T>(key: &PrivateKeySigner, tx: T) -> Recovered<TxEnvelope>
+where
+    T: SignableTransaction<Signature>,
+    TxEnvelope: From<Signed<T>>,
+{
+    let sig = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    Recovered::new_unchecked(TxEnvelope::from(tx.into_signed(sig)), key.address())
+}
+
 /// An EIP-1559 transfer from test key `from` (21000 gas, 2 gwei max fee).
-pub(crate) fn signed_transfer(
+pub fn signed_transfer(
     spec: &ChainSpec,
     from: u8,
     nonce: u64,
     to: Address,
     value: u64,
 ) -> Recovered<TxEnvelope> {
+    signed_transfer_with_gas(spec, from, nonce, to, value, 21_000)
+}
+
+/// [`signed_transfer`] with the given gas limit.
+pub fn signed_transfer_with_gas(
+    spec: &ChainSpec,
+    from: u8,
+    nonce: u64,
+    to: Address,
+    value: u64,
+    gas_limit: u64,
+) -> Recovered<TxEnvelope> {
     let signer = key(from);
     let tx = TxEip1559 {
         chain_id: spec.chain_id,
         nonce,
-        gas_limit: 21_000,
+        gas_limit,
         max_fee_per_gas: 2_000_000_000,
         max_priority_fee_per_gas: 1,
         to: TxKind::Call(to),
         value: U256::from(value),
         ..Default::default()
     };
-    let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
-    Recovered::new_unchecked(TxEnvelope::Eip1559(tx.into_signed(sig)), signer.address())
+    sign(&signer, tx)
 }

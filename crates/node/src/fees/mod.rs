@@ -1,0 +1,237 @@
+//! Fee suggestions with their standard meaning (eth_gasPrice, eth_maxPriorityFeePerGas,
+//! eth_feeHistory): geth's gas price oracle, cached per head, and the fee history.
+
+use std::sync::Arc;
+
+use alloy_consensus::{ReceiptEnvelope, Transaction as _, TxEnvelope};
+use alloy_eips::BlockNumberOrTag;
+use alloy_primitives::B256;
+use alloy_rpc_types_eth::FeeHistory;
+use parking_lot::Mutex;
+
+use crate::{
+    chain::{Chain, ChainError},
+    constants::{FEE_HISTORY_MAX_BLOCKS, FEE_HISTORY_MAX_PERCENTILES, GPO_BLOCKS, GPO_PERCENTILE},
+    storage::{StorageError, StoredBlock},
+};
+
+/// Why a fee query was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FeeError {
+    /// More reward percentiles than allowed.
+    #[error(
+        "rewardPercentiles has {0} entries; at most {FEE_HISTORY_MAX_PERCENTILES} are allowed"
+    )]
+    TooManyPercentiles(usize),
+    /// Percentiles out of 0..=100 or not increasing.
+    #[error("rewardPercentiles must be increasing values between 0 and 100")]
+    BadPercentiles,
+    /// `newestBlock` is a number after the head.
+    #[error("newestBlock {newest} is beyond the head {head}")]
+    BeyondHead {
+        /// The requested block.
+        newest: u64,
+        /// The head.
+        head: u64,
+    },
+    /// A block in the range is not held.
+    #[error("header not found")]
+    HeaderNotFound,
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// Building the pending block failed.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+}
+
+/// The block after the head, as the sequencer would build it, with its receipts.
+pub type PendingBlock = (StoredBlock, Vec<ReceiptEnvelope>);
+
+/// The fee oracle of one chain.
+#[derive(Debug)]
+pub struct FeeOracle {
+    chain: Arc<Chain>,
+    /// The suggested tip of the head with this hash: it only changes with a new block.
+    tip: Mutex<Option<(B256, u128)>>,
+}
+
+impl FeeOracle {
+    /// An oracle over `chain`.
+    pub fn new(chain: Arc<Chain>) -> Self {
+        Self {
+            chain,
+            tip: Mutex::new(None),
+        }
+    }
+
+    /// geth's gas price oracle: the `GPO_PERCENTILE`th percentile of the cheapest tips of the
+    /// last `GPO_BLOCKS` blocks; zero when recent blocks carry no paying transactions. Computed
+    /// once per head.
+    pub fn suggested_tip(&self) -> Result<u128, StorageError> {
+        let head = self.chain.head();
+        if let Some((hash, tip)) = *self.tip.lock() {
+            if hash == head.hash {
+                return Ok(tip);
+            }
+        }
+        let storage = self.chain.storage();
+        let top = head.header.number;
+        let mut tips = Vec::new();
+        for n in top.saturating_sub(GPO_BLOCKS - 1)..=top {
+            let Some(block) = storage.block(n)? else {
+                continue;
+            };
+            let mut block_tips: Vec<u128> = block
+                .body
+                .transactions
+                .iter()
+                .map(|t| tip_of(t, block.header.base_fee_per_gas))
+                .collect();
+            block_tips.sort_unstable();
+            tips.extend(block_tips.into_iter().take(3));
+        }
+        tips.sort_unstable();
+        let tip = match tips.len() {
+            0 => 0,
+            len => tips[(len - 1) * GPO_PERCENTILE / 100],
+        };
+        *self.tip.lock() = Some((head.hash, tip));
+        Ok(tip)
+    }
+
+    /// The suggested legacy gas price: the next base fee plus the suggested tip.
+    pub fn gas_price(&self) -> Result<u128, StorageError> {
+        let head = self.chain.head();
+        let base = self.chain.spec().next_base_fee(&head.header);
+        Ok(self.suggested_tip()?.saturating_add(u128::from(base)))
+    }
+
+    /// eth_feeHistory: `count` blocks ending at `newest` (N+1 base fees: the last is the next
+    /// block's). `pending` builds the block after the head, asked for only when `newest` is
+    /// `pending`.
+    pub fn fee_history(
+        &self,
+        count: u64,
+        newest: BlockNumberOrTag,
+        percentiles: Option<&[f64]>,
+        pending: impl FnOnce() -> Result<PendingBlock, ChainError>,
+    ) -> Result<FeeHistory, FeeError> {
+        if count == 0 {
+            return Ok(FeeHistory::default());
+        }
+        let count = count.min(FEE_HISTORY_MAX_BLOCKS);
+        // geth leaves `reward` out unless percentiles are asked for.
+        let percentiles = percentiles.filter(|p| !p.is_empty());
+        if let Some(p) = percentiles {
+            if p.len() > FEE_HISTORY_MAX_PERCENTILES {
+                return Err(FeeError::TooManyPercentiles(p.len()));
+            }
+            if p.iter().any(|v| !(0.0..=100.0).contains(v)) || p.windows(2).any(|w| w[0] > w[1]) {
+                return Err(FeeError::BadPercentiles);
+            }
+        }
+        let head = self.chain.head().header.number;
+        let newest = match newest {
+            BlockNumberOrTag::Number(n) if n > head => {
+                return Err(FeeError::BeyondHead { newest: n, head })
+            }
+            // Like geth, `pending` ends with the block the sequencer would build next.
+            BlockNumberOrTag::Pending => head + 1,
+            tag => self.chain.resolve_tag(tag).unwrap_or(head),
+        };
+        let pending = (newest > head).then(pending).transpose()?;
+        let oldest = newest + 1 - count.min(newest + 1);
+        let storage = self.chain.storage();
+        let mut history = FeeHistory {
+            oldest_block: oldest,
+            ..Default::default()
+        };
+        let mut rewards = Vec::new();
+        let mut last = None;
+        for n in oldest..=newest {
+            let (block, pending_receipts) = match &pending {
+                Some((block, receipts)) if n == block.header.number => {
+                    (block.clone(), Some(receipts))
+                }
+                _ => (storage.block(n)?.ok_or(FeeError::HeaderNotFound)?, None),
+            };
+            let h = &block.header;
+            history
+                .base_fee_per_gas
+                .push(h.base_fee_per_gas.unwrap_or_default() as u128);
+            history.gas_used_ratio.push(if h.gas_limit == 0 {
+                0.0
+            } else {
+                h.gas_used as f64 / h.gas_limit as f64
+            });
+            history.base_fee_per_blob_gas.push(blob_base_fee(h));
+            history.blob_gas_used_ratio.push(0.0);
+            if let Some(p) = percentiles {
+                let receipts = match pending_receipts {
+                    Some(r) => r.clone(),
+                    None => storage.receipts(n)?.unwrap_or_default(),
+                };
+                rewards.push(block_rewards(&block, &receipts, p));
+            }
+            last = Some(block.header);
+        }
+        if let Some(h) = last {
+            history
+                .base_fee_per_gas
+                .push(self.chain.spec().next_base_fee(&h) as u128);
+            history.base_fee_per_blob_gas.push(blob_base_fee(&h));
+        }
+        if percentiles.is_some() {
+            history.reward = Some(rewards);
+        }
+        Ok(history)
+    }
+}
+
+fn blob_base_fee(h: &alloy_consensus::Header) -> u128 {
+    h.excess_blob_gas
+        .map(alloy_eips::eip4844::calc_blob_gasprice)
+        .unwrap_or_default()
+}
+
+/// Effective tip of a mined transaction.
+pub fn tip_of(tx: &TxEnvelope, base_fee: Option<u64>) -> u128 {
+    tx.effective_tip_per_gas(base_fee.unwrap_or_default())
+        .unwrap_or_default()
+}
+
+/// Tips at the given percentiles of gas used in one block (geth's algorithm).
+fn block_rewards(
+    block: &StoredBlock,
+    receipts: &[ReceiptEnvelope],
+    percentiles: &[f64],
+) -> Vec<u128> {
+    let txs = &block.body.transactions;
+    if txs.is_empty() || receipts.len() != txs.len() {
+        return vec![0; percentiles.len()];
+    }
+    let mut prev = 0;
+    let mut sorted: Vec<(u128, u64)> = txs
+        .iter()
+        .zip(receipts)
+        .map(|(t, r)| {
+            let used = r.cumulative_gas_used() - prev;
+            prev = r.cumulative_gas_used();
+            (tip_of(t, block.header.base_fee_per_gas), used)
+        })
+        .collect();
+    sorted.sort_unstable_by_key(|(tip, _)| *tip);
+    let total: u64 = block.header.gas_used;
+    let mut out = Vec::with_capacity(percentiles.len());
+    let (mut idx, mut sum) = (0, sorted[0].1);
+    for p in percentiles {
+        let threshold = (total as f64 * p / 100.0) as u64;
+        while sum < threshold && idx < sorted.len() - 1 {
+            idx += 1;
+            sum += sorted[idx].1;
+        }
+        out.push(sorted[idx].0);
+    }
+    out
+}

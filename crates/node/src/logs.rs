@@ -1,0 +1,191 @@
+//! Log search (eth_getLogs, log filters, the `logs` subscription): range resolution and limits,
+//! candidate blocks from the storage's log index, exact matching.
+
+use std::sync::Arc;
+
+use alloy_consensus::ReceiptEnvelope;
+use alloy_eips::{eip2718::Encodable2718, BlockNumberOrTag};
+use alloy_primitives::B256;
+use alloy_rpc_types_eth::{Filter, FilterBlockOption, Log};
+
+use crate::{
+    chain::Chain,
+    storage::{LogQuery, StorageError, StoredBlock},
+};
+
+/// Why a log query was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LogsError {
+    /// A `blockHash` filter names a block this node does not hold (geth's wording).
+    #[error("unknown block")]
+    UnknownBlock,
+    /// `fromBlock` is after `toBlock`.
+    #[error("invalid block range params: fromBlock is after toBlock")]
+    InvalidRange,
+    /// The range spans more blocks than allowed.
+    #[error("query exceeds max block range {max} (--rpc-max-logs-range): retry with fromBlock {from:#x} and toBlock {:#x}, then continue from there", from + max - 1)]
+    RangeTooLarge {
+        /// The limit.
+        max: u64,
+        /// First block of the query.
+        from: u64,
+    },
+    /// More logs matched than one answer may carry.
+    #[error("query returned more than {max} logs: retry with the range fromBlock {from:#x} toBlock {last_ok:#x}, then continue from {:#x}", last_ok + 1)]
+    TooManyLogs {
+        /// The limit.
+        max: usize,
+        /// First block of the query.
+        from: u64,
+        /// Last block whose logs still fit.
+        last_ok: u64,
+    },
+    /// Storage failed.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+/// The log search service over the chain, with the node's result limits.
+#[derive(Debug, Clone)]
+pub struct LogSearch {
+    chain: Arc<Chain>,
+    /// Largest block range of one query (0 = unlimited).
+    max_range: u64,
+    /// Most logs in one answer (0 = unlimited).
+    max_logs: usize,
+}
+
+impl LogSearch {
+    /// Log search over `chain` with the given limits (0 = unlimited).
+    pub fn new(chain: Arc<Chain>, max_range: u64, max_logs: usize) -> Self {
+        Self {
+            chain,
+            max_range,
+            max_logs,
+        }
+    }
+
+    /// Resolves a filter's block range to numbers (`to` is clamped to the head).
+    pub fn resolve_range(&self, filter: &Filter) -> Result<(u64, u64), LogsError> {
+        let head = self.chain.head().header.number;
+        match &filter.block_option {
+            FilterBlockOption::AtBlockHash(hash) => {
+                let n = self
+                    .chain
+                    .storage()
+                    .block_number(hash)?
+                    .ok_or(LogsError::UnknownBlock)?;
+                Ok((n, n))
+            }
+            FilterBlockOption::Range {
+                from_block,
+                to_block,
+            } => {
+                let resolve = |b: Option<BlockNumberOrTag>| match b.unwrap_or_default() {
+                    BlockNumberOrTag::Number(n) => n,
+                    other => self.chain.resolve_tag(other).unwrap_or(head),
+                };
+                let from = resolve(*from_block);
+                let to = resolve(*to_block).min(head);
+                let explicit_to = to_block.and_then(|t| t.as_number()).unwrap_or(u64::MAX);
+                if from_block.is_some_and(|b| b.as_number().is_some_and(|f| f > explicit_to)) {
+                    return Err(LogsError::InvalidRange);
+                }
+                Ok((from, to))
+            }
+        }
+    }
+
+    /// Logs matching `filter`, oldest first, within the range and result limits.
+    pub fn get_logs(&self, filter: &Filter) -> Result<Vec<Log>, LogsError> {
+        let (from, to) = self.resolve_range(filter)?;
+        if from > to {
+            return Ok(vec![]);
+        }
+        let max = self.max_range;
+        if max > 0 && to - from + 1 > max {
+            return Err(LogsError::RangeTooLarge { max, from });
+        }
+        self.logs_in_range(filter, from, to)
+    }
+
+    /// Logs of held blocks `from..=to` matching `filter` (no range limit, result limit applies).
+    pub fn logs_in_range(
+        &self,
+        filter: &Filter,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<Log>, LogsError> {
+        let storage = self.chain.storage();
+        let mut topics: [Vec<B256>; 4] = Default::default();
+        for (i, t) in filter.topics.iter().enumerate() {
+            topics[i] = t.iter().copied().collect();
+        }
+        let query = LogQuery {
+            from,
+            to,
+            addresses: filter.address.iter().copied().collect(),
+            topics,
+        };
+        let mut out = Vec::new();
+        for n in storage.log_candidate_blocks(&query)? {
+            let Some(block) = storage.block(n)? else {
+                continue;
+            };
+            if !filter.matches_bloom(block.header.logs_bloom) {
+                continue;
+            }
+            let receipts = storage.receipts(n)?.unwrap_or_default();
+            collect_block_logs(filter, &block, &receipts, &mut out);
+            let max = self.max_logs;
+            if max > 0 && out.len() > max {
+                let last_ok = n.saturating_sub(1).max(from);
+                return Err(LogsError::TooManyLogs { max, from, last_ok });
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Appends the logs of one block that match `filter`.
+pub fn collect_block_logs(
+    filter: &Filter,
+    block: &StoredBlock,
+    receipts: &[ReceiptEnvelope],
+    out: &mut Vec<Log>,
+) {
+    let mut log_index = 0;
+    for (i, r) in receipts.iter().enumerate() {
+        let logs = tx_logs(block, r, i, log_index);
+        log_index += logs.len();
+        out.extend(logs.into_iter().filter(|l| {
+            filter.matches_address(l.inner.address) && filter.matches_topics(l.inner.topics())
+        }));
+    }
+}
+
+/// The logs of transaction `index` of `block` in RPC shape; `first_log_index` is the block-wide
+/// index of its first log.
+pub fn tx_logs(
+    block: &StoredBlock,
+    receipt: &ReceiptEnvelope,
+    index: usize,
+    first_log_index: usize,
+) -> Vec<Log> {
+    let tx_hash = block.body.transactions[index].trie_hash();
+    receipt
+        .logs()
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Log {
+            inner: l.clone(),
+            block_hash: Some(block.hash),
+            block_number: Some(block.header.number),
+            block_timestamp: Some(block.header.timestamp),
+            transaction_hash: Some(tx_hash),
+            transaction_index: Some(index as u64),
+            log_index: Some((first_log_index + i) as u64),
+            removed: false,
+        })
+        .collect()
+}
