@@ -199,7 +199,7 @@ pub fn find_method(name: &str) -> Option<&'static MethodSpec> {
 
 /// Length of the camelCase form of the snake_case `name`.
 #[doc(hidden)]
-pub const fn camel_len(name: &str) -> usize {
+pub(crate) const fn camel_len(name: &str) -> usize {
     let b = name.as_bytes();
     let (mut i, mut n) = (0, 0);
     while i < b.len() {
@@ -213,7 +213,7 @@ pub const fn camel_len(name: &str) -> usize {
 
 /// The camelCase form of the snake_case `name` (`N` = [`camel_len`]).
 #[doc(hidden)]
-pub const fn camel<const N: usize>(name: &str) -> [u8; N] {
+pub(crate) const fn camel<const N: usize>(name: &str) -> [u8; N] {
     let b = name.as_bytes();
     let mut out = [0u8; N];
     let (mut i, mut j, mut upper) = (0, 0, false);

@@ -18,7 +18,7 @@ use crate::logging::LogFormat;
 /// l2node: a self-hosted node for a gasless EVM layer-2 network.
 #[derive(Debug, Parser)]
 #[command(name = "l2node", version, about, args_override_self = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// TOML file with the same options as the flags (keys without the leading dashes, e.g.
     /// `rpc-http-port = 8545`); flags given on the command line override it.
     #[arg(long, global = true, value_name = "FILE")]
@@ -36,7 +36,7 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a node (a sequencer when it has a signing key).
     Run(Box<RunArgs>),
     /// Import blocks as `geth export` writes them (concatenated RLP).
@@ -45,7 +45,7 @@ pub enum Command {
 
 /// `l2node import`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// geth-format genesis.json of the chain.
     #[arg(long, value_name = "FILE")]
     pub genesis_file: PathBuf,
@@ -58,7 +58,7 @@ pub struct ImportArgs {
 
 /// `l2node run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Development chain: built-in genesis, 10 funded test accounts, sealing by the dev key.
     #[arg(long, conflicts_with = "genesis_file")]
     pub dev: bool,
@@ -134,12 +134,12 @@ pub struct RunArgs {
 
 impl Cli {
     /// Parses the command line, with options from `--config-file` placed before it.
-    pub fn parse_with_config_file() -> anyhow::Result<Self> {
+    pub(crate) fn parse_with_config_file() -> anyhow::Result<Self> {
         Self::parse_from_with_config_file(std::env::args().collect())
     }
 
     /// [`Self::parse_with_config_file`] over an explicit argument list.
-    pub fn parse_from_with_config_file(argv: Vec<String>) -> anyhow::Result<Self> {
+    pub(crate) fn parse_from_with_config_file(argv: Vec<String>) -> anyhow::Result<Self> {
         let first = Self::parse_from(&argv);
         let Some(path) = &first.config_file else {
             return Ok(first);
@@ -191,7 +191,7 @@ fn socket(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
 
 impl RunArgs {
     /// The runtime configuration these arguments describe.
-    pub fn into_config(self) -> anyhow::Result<NodeConfig> {
+    pub(crate) fn into_config(self) -> anyhow::Result<NodeConfig> {
         let (spec, default_dir, dev_key) = if self.dev {
             let spec = ChainSpec::from_genesis(dev::dev_genesis(self.block_time))?;
             (

@@ -7,7 +7,7 @@ use tracing_subscriber::EnvFilter;
 /// Output format of the logs.
 #[derive(Debug, Clone, Copy, clap::ValueEnum, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// Human-readable lines.
     #[default]
     Text,
@@ -16,7 +16,7 @@ pub enum LogFormat {
 }
 
 /// Installs the global subscriber; `RUST_LOG` overrides `level`.
-pub fn init(format: LogFormat, level: &str) {
+pub(crate) fn init(format: LogFormat, level: &str) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -29,7 +29,7 @@ pub fn init(format: LogFormat, level: &str) {
 }
 
 /// A progress bar when stderr is a terminal; `None` means print periodic lines instead.
-pub fn progress_bar() -> Option<indicatif::ProgressBar> {
+pub(crate) fn progress_bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }

@@ -1,7 +1,7 @@
 //! l2node client library.
 //!
-//! Reserved for the client side of DESIGN.md section 1 (estimate-based transaction
-//! construction, fee quotes, health checks), which lands with the `l2_estimateGas` / Karma
-//! work. Until then clients use the generated `*Client` traits of `l2node-api` directly.
+//! For now it re-exports the `l2node-api` crate, whose generated `*Client` traits call every
+//! method the node serves; the estimate-based transaction construction, fee quotes and health
+//! checks come with the `l2_estimateGas` work.
 
 pub use l2node_api as api;

@@ -15,7 +15,7 @@ use std::{
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::KECCAK_EMPTY;
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{BenchmarkId, Criterion};
 use l2node_node::{
     state::{AccountChange, AccountState},
     trie::TrieError,
@@ -251,5 +251,9 @@ fn apply_block_memory(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, apply_block_redb, apply_block_memory);
-criterion_main!(benches);
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    apply_block_redb(&mut c);
+    apply_block_memory(&mut c);
+    c.final_summary();
+}

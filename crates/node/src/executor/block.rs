@@ -70,7 +70,7 @@ fn logs_bloom(receipts: &[ReceiptEnvelope]) -> Bloom {
 }
 
 /// Gas of the cheapest transaction (a plain transfer): a block with less left is full.
-pub const MIN_TX_GAS: u64 = 21_000;
+pub(super) const MIN_TX_GAS: u64 = 21_000;
 
 /// Inputs of a new block that do not come from the parent.
 #[derive(Debug, Clone, Default)]

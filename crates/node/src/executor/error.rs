@@ -61,25 +61,6 @@ pub enum ExecError {
     Evm(String),
 }
 
-impl ExecError {
-    /// The decoded revert reason (`Error(string)`, `Panic(uint256)`), if this is a revert
-    /// carrying one.
-    pub fn revert_reason(&self) -> Option<String> {
-        match self {
-            Self::Revert { output } => decode_reason(output),
-            _ => None,
-        }
-    }
-
-    /// The revert data, if this is a revert.
-    pub fn revert_data(&self) -> Option<&Bytes> {
-        match self {
-            Self::Revert { output } => Some(output),
-            _ => None,
-        }
-    }
-}
-
 fn decode_reason(output: &[u8]) -> Option<String> {
     let reason = alloy_sol_types::decode_revert_reason(output)?;
     let reason = reason
@@ -213,7 +194,6 @@ mod tests {
         let output = Bytes::from(Revert::from("not owner").abi_encode());
         let err = ExecError::Revert { output };
         assert_eq!(err.to_string(), "execution reverted: not owner");
-        assert_eq!(err.revert_reason().as_deref(), Some("not owner"));
         assert_eq!(
             ExecError::Revert {
                 output: Bytes::new()

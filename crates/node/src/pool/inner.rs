@@ -33,7 +33,7 @@ impl SenderTxs {
         (pending, self.txs.len() - pending)
     }
 
-    pub fn is_pending(&self, nonce: u64) -> bool {
+    pub(super) fn is_pending(&self, nonce: u64) -> bool {
         (self.base..self.pending_end).contains(&nonce)
     }
 
@@ -47,7 +47,7 @@ impl SenderTxs {
         promoted
     }
 
-    pub fn pending(&self) -> impl Iterator<Item = &Arc<PooledTx>> {
+    pub(super) fn pending(&self) -> impl Iterator<Item = &Arc<PooledTx>> {
         self.txs
             .range(self.base..self.pending_end)
             .map(|(_, tx)| tx)
@@ -87,7 +87,7 @@ fn effective_tip(tx: &PooledTx, base_fee: u64) -> i128 {
 }
 
 impl Inner {
-    pub fn price_key(&self, tx: &PooledTx) -> PriceKey {
+    pub(super) fn price_key(&self, tx: &PooledTx) -> PriceKey {
         (
             effective_tip(tx, self.base_fee),
             tx.max_fee(),
@@ -97,7 +97,7 @@ impl Inner {
     }
 
     /// Records a nonce read from state after the latest block.
-    pub fn note_nonce(&mut self, sender: Address, nonce: u64) {
+    pub(super) fn note_nonce(&mut self, sender: Address, nonce: u64) {
         let floor = self
             .nonce_floor
             .entry(sender)
@@ -106,7 +106,7 @@ impl Inner {
     }
 
     /// Starts a new epoch (a block); forgets floors too old to matter, O(1) amortised.
-    pub fn next_epoch(&mut self) {
+    pub(super) fn next_epoch(&mut self) {
         self.epoch += 1;
         if self.epoch.is_multiple_of(NONCE_FLOOR_EPOCHS) {
             let epoch = self.epoch;
@@ -117,7 +117,7 @@ impl Inner {
 
     /// The highest nonce `sender` is known to have reached (0 when unknown): state only moves
     /// forward, so a lower nonce read elsewhere is stale.
-    pub fn known_nonce(&self, sender: &Address) -> u64 {
+    pub(super) fn known_nonce(&self, sender: &Address) -> u64 {
         let floor = self.nonce_floor.get(sender).map_or(0, |f| f.0);
         self.senders
             .get(sender)
@@ -125,7 +125,7 @@ impl Inner {
     }
 
     /// Re-keys the price index when the base fee changed (once per block at most).
-    pub fn set_base_fee(&mut self, base_fee: u64) {
+    pub(super) fn set_base_fee(&mut self, base_fee: u64) {
         if base_fee != self.base_fee {
             self.base_fee = base_fee;
             let keys = self.all.values().map(|tx| self.price_key(tx)).collect();
@@ -134,7 +134,7 @@ impl Inner {
     }
 
     /// The cheapest pooled transaction, the first to evict.
-    pub fn cheapest(&self) -> Option<PriceKey> {
+    pub(super) fn cheapest(&self) -> Option<PriceKey> {
         self.by_price.first().copied()
     }
 
@@ -165,7 +165,7 @@ impl Inner {
     /// Inserts a validated transaction, replacing any of the same sender and nonce (the caller
     /// checked the price bump). Returns the hashes that became pending (the new transaction if
     /// it is executable, plus queued ones whose gap it closed).
-    pub fn insert(&mut self, tx: Arc<PooledTx>, account_nonce: u64) -> Vec<B256> {
+    pub(super) fn insert(&mut self, tx: Arc<PooledTx>, account_nonce: u64) -> Vec<B256> {
         let sender = tx.sender();
         let nonce = tx.nonce();
         if let Some(old) = self
@@ -193,7 +193,7 @@ impl Inner {
     }
 
     /// Removes one transaction; its sender's later pending transactions drop back to queued.
-    pub fn remove(&mut self, hash: &B256) -> Option<Arc<PooledTx>> {
+    pub(super) fn remove(&mut self, hash: &B256) -> Option<Arc<PooledTx>> {
         let tx = self.all.remove(hash)?;
         let key = self.price_key(&tx);
         self.by_price.remove(&key);
@@ -210,7 +210,7 @@ impl Inner {
     /// Brings one sender up to date with its account: drops transactions whose nonce is used,
     /// that cost more than the balance, or that exceed the block gas limit; re-splits pending
     /// and queued. Returns the hashes that moved from queued to pending.
-    pub fn reconcile(
+    pub(super) fn reconcile(
         &mut self,
         sender: Address,
         nonce: u64,
@@ -248,7 +248,7 @@ impl Inner {
     /// Executable transactions in block order: per sender the pending run in nonce order,
     /// cut at the first transaction whose max fee is below `base_fee`; across senders the
     /// highest effective tip first, earlier arrival on ties (geth's price-and-nonce order).
-    pub fn best(&self, base_fee: u64) -> Vec<Arc<PooledTx>> {
+    pub(super) fn best(&self, base_fee: u64) -> Vec<Arc<PooledTx>> {
         /// Heap entry: a sender's next transaction.
         struct Head<'a> {
             tip: u128,

@@ -7,18 +7,18 @@ use alloy_primitives::{Address, Bytes, TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 
 use crate::chain::{Head, NextBlock};
-pub use crate::test_utils::{sign, MemState};
+pub(crate) use crate::test_utils::{sign, MemState};
 
-pub const CHAIN_ID: u64 = 1337;
-pub const BASE_FEE: u64 = 7;
-pub const GWEI: u128 = 1_000_000_000;
+pub(crate) const CHAIN_ID: u64 = 1337;
+pub(crate) const BASE_FEE: u64 = 7;
+pub(crate) const GWEI: u128 = 1_000_000_000;
 
 /// A deterministic key, different per `n`.
-pub fn signer(n: u8) -> PrivateKeySigner {
+pub(crate) fn signer(n: u8) -> PrivateKeySigner {
     PrivateKeySigner::from_bytes(&B256::repeat_byte(n.max(1))).unwrap()
 }
 
-pub fn ctx() -> NextBlock {
+pub(crate) fn ctx() -> NextBlock {
     NextBlock {
         parent: std::sync::Arc::new(Head {
             header: Default::default(),
@@ -34,7 +34,13 @@ pub fn ctx() -> NextBlock {
     }
 }
 
-pub fn eip1559_tx(nonce: u64, gas: u64, max_fee: u128, tip: u128, input: Bytes) -> TxEip1559 {
+pub(crate) fn eip1559_tx(
+    nonce: u64,
+    gas: u64,
+    max_fee: u128,
+    tip: u128,
+    input: Bytes,
+) -> TxEip1559 {
     TxEip1559 {
         chain_id: CHAIN_ID,
         nonce,
@@ -48,7 +54,7 @@ pub fn eip1559_tx(nonce: u64, gas: u64, max_fee: u128, tip: u128, input: Bytes) 
     }
 }
 
-pub fn legacy_tx(nonce: u64, gas_price: u128, chain_id: Option<u64>) -> TxLegacy {
+pub(crate) fn legacy_tx(nonce: u64, gas_price: u128, chain_id: Option<u64>) -> TxLegacy {
     TxLegacy {
         chain_id,
         nonce,
@@ -60,7 +66,7 @@ pub fn legacy_tx(nonce: u64, gas_price: u128, chain_id: Option<u64>) -> TxLegacy
     }
 }
 
-pub fn eip1559(
+pub(crate) fn eip1559(
     signer: &PrivateKeySigner,
     nonce: u64,
     gas: u64,
@@ -72,7 +78,7 @@ pub fn eip1559(
 }
 
 /// A plain transfer paying `max_fee` / `tip`.
-pub fn transfer(
+pub(crate) fn transfer(
     signer: &PrivateKeySigner,
     nonce: u64,
     max_fee: u128,
@@ -81,6 +87,6 @@ pub fn transfer(
     eip1559(signer, nonce, 21_000, max_fee, tip, Bytes::new())
 }
 
-pub fn encode(tx: &Recovered<TxEnvelope>) -> Bytes {
+pub(crate) fn encode(tx: &Recovered<TxEnvelope>) -> Bytes {
     tx.inner().encoded_2718().into()
 }

@@ -13,7 +13,7 @@ use alloy_rpc_types_eth::{
 use crate::storage::StoredBlock;
 
 /// The RPC header of a stored block.
-pub fn rpc_header(block: &StoredBlock) -> RpcHeader {
+pub(super) fn rpc_header(block: &StoredBlock) -> RpcHeader {
     let size = block_size(block);
     RpcHeader::from_consensus(
         Sealed::new_unchecked(block.header.clone(), block.hash),
@@ -31,7 +31,7 @@ fn block_size(block: &StoredBlock) -> usize {
 }
 
 /// A block with transaction hashes or full transactions.
-pub fn rpc_block(block: &StoredBlock, full: bool) -> Block {
+pub(super) fn rpc_block(block: &StoredBlock, full: bool) -> Block {
     let transactions = if full {
         BlockTransactions::Full(
             (0..block.body.transactions.len())
@@ -57,7 +57,7 @@ pub fn rpc_block(block: &StoredBlock, full: bool) -> Block {
 }
 
 /// Transaction `index` of a block.
-pub fn rpc_tx_in_block(block: &StoredBlock, index: usize) -> Transaction {
+pub(super) fn rpc_tx_in_block(block: &StoredBlock, index: usize) -> Transaction {
     let tx = block.body.transactions[index].clone();
     let base_fee = block.header.base_fee_per_gas;
     Transaction {
@@ -71,7 +71,7 @@ pub fn rpc_tx_in_block(block: &StoredBlock, index: usize) -> Transaction {
 }
 
 /// A pooled (not yet mined) transaction; like geth its `gasPrice` is the fee cap.
-pub fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
+pub(super) fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
     Transaction {
         inner: tx.clone(),
         block_hash: None,
@@ -83,7 +83,10 @@ pub fn rpc_pending_tx(tx: &Recovered<TxEnvelope>) -> Transaction {
 }
 
 /// All receipts of a block in RPC shape.
-pub fn rpc_receipts(block: &StoredBlock, receipts: &[ReceiptEnvelope]) -> Vec<TransactionReceipt> {
+pub(super) fn rpc_receipts(
+    block: &StoredBlock,
+    receipts: &[ReceiptEnvelope],
+) -> Vec<TransactionReceipt> {
     let mut out = Vec::with_capacity(receipts.len());
     let mut log_index = 0;
     let mut prev_cumulative = 0;

@@ -25,14 +25,14 @@ struct Entry {
 }
 
 /// Installed filters by id.
-pub struct Filters {
+pub(super) struct Filters {
     entries: Mutex<HashMap<U256, Entry>>,
     timeout: Duration,
 }
 
 impl Filters {
     /// An empty registry whose filters expire after `timeout` without a poll.
-    pub fn new(timeout: Duration) -> Self {
+    pub(super) fn new(timeout: Duration) -> Self {
         Self {
             entries: Mutex::new(HashMap::new()),
             timeout,
@@ -55,7 +55,7 @@ impl Filters {
     }
 
     /// A log filter starting at block `next`.
-    pub fn install_logs(&self, filter: Filter, next: u64) -> U256 {
+    pub(super) fn install_logs(&self, filter: Filter, next: u64) -> U256 {
         self.install(Kind::Logs {
             filter: Box::new(filter),
             next,
@@ -63,22 +63,22 @@ impl Filters {
     }
 
     /// A new-block filter starting at block `next`.
-    pub fn install_blocks(&self, next: u64) -> U256 {
+    pub(super) fn install_blocks(&self, next: u64) -> U256 {
         self.install(Kind::Blocks { next })
     }
 
     /// A pending-transaction filter fed by the pool.
-    pub fn install_pending(&self, rx: broadcast::Receiver<B256>) -> U256 {
+    pub(super) fn install_pending(&self, rx: broadcast::Receiver<B256>) -> U256 {
         self.install(Kind::Pending(rx))
     }
 
     /// Removes a filter; `false` if it did not exist.
-    pub fn uninstall(&self, id: U256) -> bool {
+    pub(super) fn uninstall(&self, id: U256) -> bool {
         self.entries.lock().remove(&id).is_some()
     }
 
     /// The filter object of a log filter.
-    pub fn log_filter(&self, id: U256) -> RpcResult<Filter> {
+    pub(super) fn log_filter(&self, id: U256) -> RpcResult<Filter> {
         let mut entries = self.entries.lock();
         match entries.get_mut(&id) {
             Some(Entry {
@@ -93,7 +93,12 @@ impl Filters {
     }
 
     /// What happened since the last poll.
-    pub fn changes(&self, chain: &Chain, logs: &LogSearch, id: U256) -> RpcResult<FilterChanges> {
+    pub(super) fn changes(
+        &self,
+        chain: &Chain,
+        logs: &LogSearch,
+        id: U256,
+    ) -> RpcResult<FilterChanges> {
         let head = chain.head().header.number;
         let mut entries = self.entries.lock();
         let timeout = self.timeout;

@@ -13,7 +13,7 @@ use super::convert;
 use crate::pool::Pool;
 
 /// net_ and web3_ handlers.
-pub struct NetRpc {
+pub(super) struct NetRpc {
     /// Chain id, answered by net_version.
     pub chain_id: u64,
 }
@@ -47,7 +47,7 @@ impl Web3ApiServer for NetRpc {
 }
 
 /// txpool_ handlers.
-pub struct TxpoolRpc {
+pub(super) struct TxpoolRpc {
     /// The pool.
     pub pool: Arc<Pool>,
 }

@@ -6,7 +6,7 @@ use l2node_api::MethodKind;
 use serde_json::Value;
 
 /// A message naming the first bad or missing argument of `method`, if one can be found.
-pub fn explain(method: &str, params: Option<&str>) -> Option<String> {
+pub(super) fn explain(method: &str, params: Option<&str>) -> Option<String> {
     let spec = l2node_api::find_method(method)?;
     if spec.kind == MethodKind::Subscription {
         // jsonrpsee already sent the subscription's error through its sink; what the middleware

@@ -19,14 +19,14 @@ use super::{convert, error::RpcError};
 use crate::{chain::Chain, logs::collect_block_logs, pool::Pool};
 
 /// The pub/sub handlers.
-pub struct PubSubRpc {
+pub(super) struct PubSubRpc {
     chain: Arc<Chain>,
     pool: Arc<Pool>,
 }
 
 impl PubSubRpc {
     /// Handlers over a chain and pool.
-    pub fn new(chain: Arc<Chain>, pool: Arc<Pool>) -> Self {
+    pub(super) fn new(chain: Arc<Chain>, pool: Arc<Pool>) -> Self {
         Self { chain, pool }
     }
 }

@@ -22,7 +22,7 @@ use l2node_node::{
 /// A dev node with its temp dir.
 // The addresses are for tests that open raw connections; not every build of the suite does.
 #[allow(dead_code)]
-pub struct TestNode {
+pub(crate) struct TestNode {
     pub handle: Option<NodeHandle>,
     pub dir: tempfile::TempDir,
     pub http: HttpClient,
@@ -30,7 +30,7 @@ pub struct TestNode {
     pub ws_addr: SocketAddr,
 }
 
-pub fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
+pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     NodeConfig {
         data_dir: dir.to_path_buf(),
@@ -50,18 +50,18 @@ pub fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
 
 impl TestNode {
     /// A dev node mining on every transaction.
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(|_| {}).await
     }
 
-    pub async fn start_with(tweak: impl FnOnce(&mut NodeConfig)) -> Self {
+    pub(crate) async fn start_with(tweak: impl FnOnce(&mut NodeConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let mut cfg = dev_config(dir.path(), Duration::ZERO);
         tweak(&mut cfg);
         Self::start_in(dir, cfg).await
     }
 
-    pub async fn start_in(dir: tempfile::TempDir, cfg: NodeConfig) -> Self {
+    pub(crate) async fn start_in(dir: tempfile::TempDir, cfg: NodeConfig) -> Self {
         let handle = l2node_node::spawn(cfg).await.unwrap();
         let http_addr = handle.rpc.http_addr.unwrap();
         let ws_addr = handle.rpc.ws_addr.unwrap();
@@ -77,12 +77,12 @@ impl TestNode {
         }
     }
 
-    pub async fn stop(mut self) -> tempfile::TempDir {
+    pub(crate) async fn stop(mut self) -> tempfile::TempDir {
         self.handle.take().unwrap().stop().await;
         self.dir
     }
 
-    pub async fn request<T: serde::de::DeserializeOwned>(
+    pub(crate) async fn request<T: serde::de::DeserializeOwned>(
         &self,
         method: &str,
         params: jsonrpsee::core::params::ArrayParams,
@@ -93,13 +93,13 @@ impl TestNode {
             .unwrap_or_else(|e| panic!("{method}: {e}"))
     }
 
-    pub async fn block_number(&self) -> u64 {
+    pub(crate) async fn block_number(&self) -> u64 {
         let n: U256 = self.request("eth_blockNumber", rpc_params![]).await;
         n.to()
     }
 
     /// Waits for a receipt (mined) of `hash`.
-    pub async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
+    pub(crate) async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
         for _ in 0..200 {
             let r: serde_json::Value = self
                 .request("eth_getTransactionReceipt", rpc_params![hash])
@@ -114,12 +114,12 @@ impl TestNode {
 }
 
 /// Dev account `i`.
-pub fn account(i: usize) -> PrivateKeySigner {
+pub(crate) fn account(i: usize) -> PrivateKeySigner {
     dev::dev_accounts()[i].clone()
 }
 
 /// A signed EIP-1559 transaction.
-pub fn signed_tx(
+pub(crate) fn signed_tx(
     key: &PrivateKeySigner,
     nonce: u64,
     to: TxKind,
@@ -142,7 +142,7 @@ pub fn signed_tx(
 }
 
 /// A signed plain transfer of `value` wei.
-pub fn transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u64) -> Bytes {
+pub(crate) fn transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u64) -> Bytes {
     signed_tx(
         key,
         nonce,

@@ -31,7 +31,7 @@ mod txs;
 
 /// Posts one JSON-RPC request as raw HTTP and returns the whole response object (checked to be a
 /// JSON-RPC 2.0 response with the request's id).
-pub async fn rpc(addr: SocketAddr, method: &str, params: Value) -> Value {
+pub(crate) async fn rpc(addr: SocketAddr, method: &str, params: Value) -> Value {
     let body = json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }).to_string();
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(
@@ -95,7 +95,7 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
 }
 
 /// The `result` of a request that must succeed.
-pub async fn result(node: &TestNode, method: &str, params: Value) -> Value {
+pub(crate) async fn result(node: &TestNode, method: &str, params: Value) -> Value {
     let v = rpc(node.http_addr, method, params).await;
     assert!(
         v.get("error").is_none(),
@@ -106,7 +106,7 @@ pub async fn result(node: &TestNode, method: &str, params: Value) -> Value {
 }
 
 /// The `error` object of a request that must fail.
-pub async fn error(node: &TestNode, method: &str, params: Value) -> Value {
+pub(crate) async fn error(node: &TestNode, method: &str, params: Value) -> Value {
     let v = rpc(node.http_addr, method, params).await;
     assert!(
         v.get("result").is_none(),
@@ -117,14 +117,19 @@ pub async fn error(node: &TestNode, method: &str, params: Value) -> Value {
 }
 
 /// Sends the request and checks the result against `expected`.
-pub async fn expect_result(node: &TestNode, method: &str, params: Value, expected: Value) -> Value {
+pub(crate) async fn expect_result(
+    node: &TestNode,
+    method: &str,
+    params: Value,
+    expected: Value,
+) -> Value {
     let got = result(node, method, params.clone()).await;
     assert_shape(&format!("{method} {params}"), &got, &expected);
     got
 }
 
 /// Sends the request and checks the error object against `expected`.
-pub async fn expect_error(node: &TestNode, method: &str, params: Value, expected: Value) {
+pub(crate) async fn expect_error(node: &TestNode, method: &str, params: Value, expected: Value) {
     let got = error(node, method, params.clone()).await;
     assert_shape(&format!("{method} {params} (error)"), &got, &expected);
 }
@@ -133,7 +138,7 @@ pub async fn expect_error(node: &TestNode, method: &str, params: Value, expected
 // Shape comparison
 
 /// Panics with every difference between `actual` and the `expected` template.
-pub fn assert_shape(what: &str, actual: &Value, expected: &Value) {
+pub(crate) fn assert_shape(what: &str, actual: &Value, expected: &Value) {
     let mut errs = Vec::new();
     check("$", actual, expected, &mut errs);
     if !errs.is_empty() {
@@ -228,7 +233,7 @@ fn format_ok(kind: &str, v: &Value) -> Result<(), String> {
 }
 
 /// `template` with the keys of `over` replaced (or added).
-pub fn with(template: Value, over: Value) -> Value {
+pub(crate) fn with(template: Value, over: Value) -> Value {
     let mut t: Map<String, Value> = template.as_object().cloned().unwrap();
     for (k, v) in over.as_object().cloned().unwrap() {
         t.insert(k, v);
@@ -237,12 +242,12 @@ pub fn with(template: Value, over: Value) -> Value {
 }
 
 /// A quantity.
-pub fn q(n: u64) -> String {
+pub(crate) fn q(n: u64) -> String {
     format!("{n:#x}")
 }
 
 /// Lowercase hex of an address.
-pub fn a(addr: Address) -> String {
+pub(crate) fn a(addr: Address) -> String {
     format!("{addr:#x}")
 }
 
@@ -250,7 +255,7 @@ pub fn a(addr: Address) -> String {
 // geth's shapes (execution-apis schemas)
 
 /// A Prague block header + body as geth's RPCMarshalBlock gives it, every field by format.
-pub fn block_template() -> Value {
+pub(crate) fn block_template() -> Value {
     json!({
         "baseFeePerGas": "<quantity>", "blobGasUsed": "<quantity>", "difficulty": "<quantity>",
         "excessBlobGas": "<quantity>", "extraData": "<data>", "gasLimit": "<quantity>",
@@ -265,7 +270,7 @@ pub fn block_template() -> Value {
 
 /// Where a mined transaction sits.
 #[derive(Clone, Copy, Debug)]
-pub struct Mined {
+pub(crate) struct Mined {
     pub hash: B256,
     pub block_hash: B256,
     pub block_number: u64,
@@ -274,7 +279,7 @@ pub struct Mined {
 
 /// geth's RPCTransaction of a mined EIP-1559 transaction from `common::signed_tx` (max fee
 /// 1 gwei, tip 0, no access list) on the zero-base-fee dev chain.
-pub fn tx1559_template(
+pub(crate) fn tx1559_template(
     m: &Mined,
     from: Address,
     to: Option<Address>,
@@ -295,7 +300,13 @@ pub fn tx1559_template(
 
 /// geth's RPCTransaction of a mined EIP-155 legacy transfer: no accessList, no fee caps, no
 /// yParity; `chainId` because it is replay-protected.
-pub fn legacy_template(m: &Mined, from: Address, to: Address, nonce: u64, value: u64) -> Value {
+pub(crate) fn legacy_template(
+    m: &Mined,
+    from: Address,
+    to: Address,
+    nonce: u64,
+    value: u64,
+) -> Value {
     json!({
         "blockHash": m.block_hash, "blockNumber": q(m.block_number), "blockTimestamp": "<quantity>",
         "from": a(from), "gas": "0x5208", "gasPrice": "0x3b9aca00", "hash": m.hash, "input": "0x",
@@ -309,21 +320,21 @@ pub fn legacy_template(m: &Mined, from: Address, to: Address, nonce: u64, value:
 // Chain state every test starts from
 
 /// Topic of the log the storage contract's constructor emits.
-pub const TOPIC: B256 = B256::repeat_byte(0x11);
+pub(crate) const TOPIC: B256 = B256::repeat_byte(0x11);
 /// The value the storage contract's constructor stores in slot 0 (and logs).
-pub const STORED: u64 = 0x2a;
+pub(crate) const STORED: u64 = 0x2a;
 
 /// Runtime of the storage contract: returns slot 0.
-pub const STORE_RUNTIME: &str = "60005460005260206000f3";
+pub(crate) const STORE_RUNTIME: &str = "60005460005260206000f3";
 /// Runtime of the reverting contract: `revert Error("nope")`.
-pub fn revert_runtime() -> Vec<u8> {
+pub(crate) fn revert_runtime() -> Vec<u8> {
     let mut code = hex!("6064600c60003960646000fd").to_vec();
     code.extend_from_slice(&revert_data());
     code
 }
 
 /// ABI encoding of `Error("nope")`.
-pub fn revert_data() -> Vec<u8> {
+pub(crate) fn revert_data() -> Vec<u8> {
     let mut d = hex!("08c379a0").to_vec();
     d.extend_from_slice(&U256::from(0x20).to_be_bytes::<32>());
     d.extend_from_slice(&U256::from(4).to_be_bytes::<32>());
@@ -334,7 +345,7 @@ pub fn revert_data() -> Vec<u8> {
 }
 
 /// Init code: SSTORE(0, 42); LOG1(mem[0..32] = 42, TOPIC); return STORE_RUNTIME.
-pub fn store_init() -> Vec<u8> {
+pub(crate) fn store_init() -> Vec<u8> {
     let mut code = hex!("602a600055602a6000527f").to_vec();
     code.extend_from_slice(TOPIC.as_slice());
     code.extend_from_slice(&hex!("60206000a1600b603c600039600b6000f3"));
@@ -344,7 +355,7 @@ pub fn store_init() -> Vec<u8> {
 }
 
 /// Init code returning [`revert_runtime`].
-pub fn revert_init() -> Vec<u8> {
+pub(crate) fn revert_init() -> Vec<u8> {
     let mut code = hex!("6070600c60003960706000f3").to_vec();
     let runtime = revert_runtime();
     assert_eq!(runtime.len(), 0x70);
@@ -353,7 +364,12 @@ pub fn revert_init() -> Vec<u8> {
 }
 
 /// A signed EIP-155 legacy transfer (gas price 1 gwei).
-pub fn legacy_transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u64) -> Bytes {
+pub(crate) fn legacy_transfer(
+    key: &PrivateKeySigner,
+    nonce: u64,
+    to: Address,
+    value: u64,
+) -> Bytes {
     let tx = TxLegacy {
         chain_id: Some(l2node_node::constants::DEV_CHAIN_ID),
         nonce,
@@ -369,7 +385,7 @@ pub fn legacy_transfer(key: &PrivateKeySigner, nonce: u64, to: Address, value: u
 
 /// A node with three mined blocks: 1 deploys the storage contract (account 0, EIP-1559, one
 /// log), 2 a legacy transfer (account 1 -> account 2), 3 deploys the reverting contract.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub node: TestNode,
     pub store: Address,
     pub reverter: Address,
@@ -379,12 +395,12 @@ pub struct Fixture {
 }
 
 /// Gas limit of the deployments.
-pub const DEPLOY_GAS: u64 = 300_000;
+pub(crate) const DEPLOY_GAS: u64 = 300_000;
 /// Value of the legacy transfer.
-pub const LEGACY_VALUE: u64 = 1000;
+pub(crate) const LEGACY_VALUE: u64 = 1000;
 
 impl Fixture {
-    pub async fn new() -> Self {
+    pub(crate) async fn new() -> Self {
         let node = TestNode::start().await;
         let a0 = account(0);
         let deploy = send(
@@ -432,13 +448,13 @@ impl Fixture {
         }
     }
 
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.node.http_addr
     }
 }
 
 /// Sends a raw transaction (checking the answer is its hash) and waits until it is mined.
-pub async fn send(node: &TestNode, raw: Bytes) -> Mined {
+pub(crate) async fn send(node: &TestNode, raw: Bytes) -> Mined {
     let hash = keccak256(&raw);
     let got = rpc(node.http_addr, "eth_sendRawTransaction", json!([raw])).await;
     assert_eq!(

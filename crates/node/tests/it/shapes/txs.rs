@@ -11,7 +11,13 @@ use crate::common::account;
 
 /// geth's RPCTransaction of a pooled EIP-1559 transfer (gas 21000, max fee 1 gwei, tip 0):
 /// null block fields, `gasPrice` = the fee cap.
-pub fn pending_1559(hash: B256, from: Address, to: Address, nonce: u64, value: u64) -> Value {
+pub(super) fn pending_1559(
+    hash: B256,
+    from: Address,
+    to: Address,
+    nonce: u64,
+    value: u64,
+) -> Value {
     json!({
         "blockHash": null, "blockNumber": null, "blockTimestamp": null, "transactionIndex": null,
         "from": a(from), "gas": "0x5208", "gasPrice": "0x3b9aca00", "maxFeePerGas": "0x3b9aca00",
@@ -46,7 +52,7 @@ fn legacy_tx(f: &Fixture) -> Value {
 }
 
 /// The log of the storage contract's constructor.
-pub fn store_log(f: &Fixture, log_index: u64) -> Value {
+pub(super) fn store_log(f: &Fixture, log_index: u64) -> Value {
     json!({
         "address": a(f.store), "topics": [TOPIC], "data": format!("0x{:064x}", STORED),
         "blockNumber": q(f.deploy.block_number), "blockHash": f.deploy.block_hash,

@@ -10,20 +10,20 @@ use tokio::net::TcpStream;
 
 /// A raw HTTP/1.1 response.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl Reply {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or_else(|e| {
             panic!(
                 "body is not JSON ({e}): {:?}",
@@ -31,13 +31,13 @@ impl Reply {
             )
         })
     }
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
 
 /// Sends one raw HTTP/1.1 request (`Connection: close`) and reads the whole response.
-pub async fn raw_http(
+pub(crate) async fn raw_http(
     addr: SocketAddr,
     method: &str,
     headers: &[(&str, &str)],
@@ -61,7 +61,7 @@ pub async fn raw_http(
     parse_reply(&raw)
 }
 
-pub fn parse_reply(raw: &[u8]) -> Reply {
+pub(crate) fn parse_reply(raw: &[u8]) -> Reply {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -107,10 +107,10 @@ pub fn parse_reply(raw: &[u8]) -> Reply {
 }
 
 /// A minimal WebSocket client: text frames out (masked), frames in.
-pub struct Ws(pub TcpStream);
+pub(crate) struct Ws(pub TcpStream);
 
 impl Ws {
-    pub async fn connect(addr: SocketAddr) -> Ws {
+    pub(crate) async fn connect(addr: SocketAddr) -> Ws {
         let mut s = TcpStream::connect(addr).await.unwrap();
         let req = format!(
             "GET / HTTP/1.1\r\nHost: localhost:{}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
@@ -127,7 +127,7 @@ impl Ws {
         Ws(s)
     }
 
-    pub async fn send(&mut self, text: &str) {
+    pub(crate) async fn send(&mut self, text: &str) {
         let payload = text.as_bytes();
         let mut frame = vec![0x81u8];
         match payload.len() {
@@ -148,7 +148,7 @@ impl Ws {
     }
 
     /// Next text message as JSON (control frames skipped).
-    pub async fn recv(&mut self) -> Value {
+    pub(crate) async fn recv(&mut self) -> Value {
         tokio::time::timeout(Duration::from_secs(10), self.recv_inner())
             .await
             .expect("no WS message")
@@ -172,7 +172,7 @@ impl Ws {
     }
 
     /// Asserts nothing arrives for a short while.
-    pub async fn assert_silent(&mut self) {
+    pub(crate) async fn assert_silent(&mut self) {
         let got = tokio::time::timeout(Duration::from_millis(300), self.recv_inner()).await;
         assert!(got.is_err(), "unexpected message: {:?}", got.unwrap());
     }
