@@ -3,6 +3,7 @@
 mod common;
 mod fuzz;
 mod import;
+mod layering;
 mod node;
 mod shapes;
 mod subscriptions;
