@@ -106,6 +106,11 @@ pub(crate) struct RunArgs {
     /// Origins allowed for browser requests (CORS), comma-separated; "*" allows all.
     #[arg(long, value_delimiter = ',')]
     pub rpc_http_cors_origins: Vec<String>,
+    /// Browser origins allowed to open a WebSocket, comma-separated ([scheme://]host[:port]; a
+    /// part left out matches any); clients without an Origin header are always allowed; "*"
+    /// allows all.
+    #[arg(long, value_delimiter = ',', default_values_t = c::DEFAULT_RPC_WS_ORIGINS.iter().map(|s| s.to_string()))]
+    pub rpc_ws_origins: Vec<String>,
     /// Most requests in one batch (HTTP and WS). 1, 0 and negative values mean unlimited.
     #[arg(long, default_value_t = c::DEFAULT_RPC_MAX_BATCH_SIZE, allow_hyphen_values = true)]
     pub rpc_http_max_batch_size: i64,
@@ -234,6 +239,7 @@ impl RunArgs {
                 ws_max_message: self.rpc_ws_max_frame_size,
                 host_allowlist: self.host_allowlist,
                 cors_origins: self.rpc_http_cors_origins,
+                ws_origins: self.rpc_ws_origins,
             },
             rpc: RpcConfig {
                 gas_cap: self.rpc_gas_cap,

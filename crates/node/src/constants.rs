@@ -150,3 +150,9 @@ pub const DEFAULT_RPC_HOST_ALLOWLIST: &[&str] = &["localhost", "127.0.0.1"];
 /// Browser origins allowed by CORS (`--rpc-http-cors-origins`, Besu's default): none, so web pages
 /// cannot call the node unless the operator opts in; `"*"` allows every origin.
 pub const DEFAULT_RPC_CORS_ORIGINS: &[&str] = &[];
+
+/// Browser origins allowed to open a WebSocket (`--rpc-ws-origins`, geth's `--ws.origins`
+/// default): pages served from this machine only (any scheme and port), so a web page the
+/// operator visits cannot read the pool, subscribe or send through the node. Clients that send
+/// no `Origin` (every non-browser client) are not affected; `"*"` allows every origin.
+pub const DEFAULT_RPC_WS_ORIGINS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];

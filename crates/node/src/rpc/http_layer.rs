@@ -42,8 +42,9 @@ struct Settings {
     max_request_body: u32,
     /// Lower-cased host names; `None` = any host.
     host_allowlist: Option<Vec<String>>,
-    /// Allowed origins; `None` = any origin; empty = CORS off.
-    cors_origins: Option<Vec<String>>,
+    /// HTTP: origins allowed by CORS (exact match); WS: origins allowed to connect (rules, see
+    /// [`origin_matches`]). `None` = any origin.
+    origins: Option<Vec<String>>,
 }
 
 /// `tower::Layer` installing [`HttpWire`].
@@ -53,12 +54,13 @@ pub struct HttpWireLayer {
 }
 
 impl HttpWireLayer {
-    /// Layer for one server. A `"*"` entry in `host_allowlist` or `cors_origins` allows any value.
+    /// Layer for one server. `origins` are the CORS origins of HTTP or the allowed origins of
+    /// WebSocket. A `"*"` entry in `host_allowlist` or `origins` allows any value.
     pub fn new(
         transport: Transport,
         max_request_body: u32,
         host_allowlist: &[String],
-        cors_origins: &[String],
+        origins: &[String],
     ) -> Self {
         let host_allowlist = (!host_allowlist.iter().any(|h| h == "*")).then(|| {
             host_allowlist
@@ -66,10 +68,10 @@ impl HttpWireLayer {
                 .map(|h| h.to_ascii_lowercase())
                 .collect()
         });
-        let cors_origins = (!cors_origins.iter().any(|o| o == "*")).then(|| {
-            cors_origins
+        let origins = (!origins.iter().any(|o| o == "*")).then(|| {
+            origins
                 .iter()
-                .map(|o| o.trim_end_matches('/').to_owned())
+                .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
                 .collect()
         });
         Self {
@@ -77,7 +79,7 @@ impl HttpWireLayer {
                 transport,
                 max_request_body,
                 host_allowlist,
-                cors_origins,
+                origins,
             }),
         }
     }
@@ -143,11 +145,20 @@ where
         ));
     }
     let origin = req.headers().get(header::ORIGIN).cloned();
-    let cors_origin = origin.as_ref().and_then(|o| allowed_origin(&settings, o));
+    let cors_origin = origin
+        .as_ref()
+        .filter(|_| settings.transport == Transport::Http)
+        .and_then(|o| allowed_origin(&settings, o));
 
     let is_ws_upgrade = jsonrpsee::server::ws::is_upgrade_request(&req);
     let mut rp = if is_ws_upgrade {
         if settings.transport == Transport::Ws {
+            if !ws_origin_allowed(&settings, origin.as_ref()) {
+                return Ok(text(
+                    StatusCode::FORBIDDEN,
+                    "WebSocket origin not allowed: add it to --rpc-ws-origins (\"*\" allows any)\n",
+                ));
+            }
             inner.call(req).await?
         } else {
             text(
@@ -382,7 +393,7 @@ fn strip_port(host: &str) -> &str {
 }
 
 fn allowed_origin(settings: &Settings, origin: &HeaderValue) -> Option<HeaderValue> {
-    match &settings.cors_origins {
+    match &settings.origins {
         None => Some(origin.clone()),
         Some(list) => {
             let origin_str = origin.to_str().ok()?;
@@ -391,6 +402,47 @@ fn allowed_origin(settings: &Settings, origin: &HeaderValue) -> Option<HeaderVal
                 .then(|| origin.clone())
         }
     }
+}
+
+/// Whether a WebSocket upgrade may proceed: clients that send no `Origin` are not browsers and
+/// always may; a browser page only from an allowed origin (geth's rule).
+fn ws_origin_allowed(settings: &Settings, origin: Option<&HeaderValue>) -> bool {
+    let (Some(rules), Some(origin)) = (&settings.origins, origin) else {
+        return true;
+    };
+    let Some(origin) = origin.to_str().ok().and_then(split_origin) else {
+        return false;
+    };
+    rules
+        .iter()
+        .filter_map(|r| split_origin(r))
+        .any(|rule| origin_matches(rule, origin))
+}
+
+/// `scheme://host:port` split into its parts; scheme and port may be absent (`[::1]` keeps its
+/// brackets).
+fn split_origin(s: &str) -> Option<(Option<&str>, &str, Option<&str>)> {
+    let (scheme, rest) = match s.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, s),
+    };
+    let rest = rest.trim_end_matches('/');
+    let (host, port) = match rest.rfind(':') {
+        Some(i) if !rest[i..].contains(']') => (&rest[..i], Some(&rest[i + 1..])),
+        _ => (rest, None),
+    };
+    (!host.is_empty()).then_some((scheme, host, port))
+}
+
+/// geth's `ruleAllowsOrigin`: every part the rule names must match; a part it leaves out
+/// matches anything.
+fn origin_matches(
+    (scheme, host, port): (Option<&str>, &str, Option<&str>),
+    (o_scheme, o_host, o_port): (Option<&str>, &str, Option<&str>),
+) -> bool {
+    scheme.is_none_or(|s| Some(s) == o_scheme)
+        && host.eq_ignore_ascii_case(o_host)
+        && port.is_none_or(|p| Some(p) == o_port)
 }
 
 /// Accepts `application/json` and `application/json-rpc` with any parameters (charset ...).
@@ -531,6 +583,37 @@ mod tests {
             sanitize(br#"[{"jsonrpc":"2.0","method":"sum"},{"jsonrpc":"2.0","method""#),
             Sanitized::ParseError
         );
+    }
+
+    #[test]
+    fn ws_origin_rules_follow_geth() {
+        let rule = |r| split_origin(r).unwrap();
+        let origin = |o| split_origin(o).unwrap();
+        assert!(origin_matches(
+            rule("localhost"),
+            origin("http://localhost:3000")
+        ));
+        assert!(origin_matches(rule("[::1]"), origin("https://[::1]:8080")));
+        assert!(origin_matches(
+            rule("http://dapp.example"),
+            origin("http://dapp.example:1")
+        ));
+        assert!(!origin_matches(
+            rule("http://dapp.example"),
+            origin("https://dapp.example")
+        ));
+        assert!(!origin_matches(
+            rule("localhost:3000"),
+            origin("http://localhost:3001")
+        ));
+        assert!(!origin_matches(
+            rule("127.0.0.1"),
+            origin("http://evil.example")
+        ));
+        assert!(!origin_matches(
+            rule("localhost"),
+            origin("http://localhost.evil.example")
+        ));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::constants::{
     DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
     DEFAULT_RPC_MAX_BATCH_SIZE, DEFAULT_RPC_MAX_CONNECTIONS, DEFAULT_RPC_MAX_REQUEST_BODY,
     DEFAULT_RPC_MAX_RESPONSE_BODY, DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION,
-    DEFAULT_RPC_WS_ADDR, DEFAULT_RPC_WS_MAX_MESSAGE,
+    DEFAULT_RPC_WS_ADDR, DEFAULT_RPC_WS_MAX_MESSAGE, DEFAULT_RPC_WS_ORIGINS,
 };
 
 /// Runtime configuration of the HTTP and WebSocket JSON-RPC servers.
@@ -48,6 +48,9 @@ pub struct RpcServerConfig {
     pub host_allowlist: Vec<String>,
     /// Origins allowed for browser (CORS) requests; empty = none, `"*"` = all.
     pub cors_origins: Vec<String>,
+    /// Browser origins allowed to open a WebSocket (`[scheme://]host[:port]`; a part left out
+    /// matches any); requests without `Origin` are always allowed; `"*"` = all.
+    pub ws_origins: Vec<String>,
 }
 
 impl Default for RpcServerConfig {
@@ -68,6 +71,10 @@ impl Default for RpcServerConfig {
                 .map(|h| h.to_string())
                 .collect(),
             cors_origins: DEFAULT_RPC_CORS_ORIGINS
+                .iter()
+                .map(|o| o.to_string())
+                .collect(),
+            ws_origins: DEFAULT_RPC_WS_ORIGINS
                 .iter()
                 .map(|o| o.to_string())
                 .collect(),
@@ -172,7 +179,7 @@ pub async fn start_rpc_servers(
             Transport::Ws,
             cfg.ws_max_message,
             &cfg.host_allowlist,
-            &cfg.cors_origins,
+            &cfg.ws_origins,
         ));
         let server = ServerBuilder::with_config(server_cfg)
             .set_rpc_middleware(rpc)

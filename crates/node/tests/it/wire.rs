@@ -652,6 +652,52 @@ async fn ws_disallowed_host_is_rejected() {
     assert_eq!(&status_line, b"HTTP/1.1 403");
 }
 
+/// The status line of a WebSocket upgrade sent with `origin` (or none).
+async fn ws_upgrade_status(addr: std::net::SocketAddr, origin: Option<&str>) -> String {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         {origin}Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut status_line = [0u8; 12];
+    s.read_exact(&mut status_line).await.unwrap();
+    String::from_utf8_lossy(&status_line).into_owned()
+}
+
+#[tokio::test]
+async fn ws_upgrade_from_a_foreign_origin_is_refused() {
+    let h = start().await;
+    let ws = h.ws_addr.unwrap();
+    assert_eq!(
+        ws_upgrade_status(ws, Some("https://evil.example")).await,
+        "HTTP/1.1 403"
+    );
+    assert_eq!(
+        ws_upgrade_status(ws, Some("http://localhost.evil.example")).await,
+        "HTTP/1.1 403"
+    );
+    // Pages served from this machine and clients without Origin (not browsers) connect.
+    assert_eq!(
+        ws_upgrade_status(ws, Some("http://localhost:3000")).await,
+        "HTTP/1.1 101"
+    );
+    assert_eq!(
+        ws_upgrade_status(ws, Some("http://127.0.0.1:8545")).await,
+        "HTTP/1.1 101"
+    );
+    assert_eq!(ws_upgrade_status(ws, None).await, "HTTP/1.1 101");
+    let open = start_with(|c| c.ws_origins = vec!["*".into()]).await;
+    let ws = open.ws_addr.unwrap();
+    assert_eq!(
+        ws_upgrade_status(ws, Some("https://evil.example")).await,
+        "HTTP/1.1 101"
+    );
+}
+
 #[tokio::test]
 async fn jsonrpsee_client_works_over_both_transports() {
     use jsonrpsee::core::client::{ClientT, SubscriptionClientT};
