@@ -38,12 +38,26 @@ pub fn rpc_evm_concurrency() -> usize {
         .map_or(RPC_EVM_CONCURRENCY, |n| n.get().max(RPC_EVM_CONCURRENCY))
         * RPC_EVM_JOBS_PER_CORE
 }
+/// How long a built `pending` block is served again while neither the head nor the pool's
+/// counts change: its timestamp is "now", so it is rebuilt at least this often; a flood of
+/// `pending` reads then costs one block build per second, not one per request.
+pub const PENDING_BLOCK_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(1);
+/// Most storage keys one eth_getProof proves: each key walks the storage trie from the root,
+/// and 1,024 covers any contract's real needs while bounding the work of one request.
+pub const MAX_PROOF_KEYS: usize = 1_024;
+/// Wall-clock limit of one log search (eth_getLogs, eth_getFilterLogs, a filter poll): the same
+/// 5 s as an EVM call; past it the caller is told to ask for a smaller range.
+pub const LOG_SEARCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Largest eth_getLogs block range (`--rpc-max-logs-range`), Besu's default.
 pub const MAX_LOGS_RANGE: u64 = 5_000;
 /// Most logs in one eth_getLogs answer; past it the caller is told a smaller range to retry.
 pub const MAX_LOGS_PER_RESPONSE: usize = 20_000;
 /// Filters not polled for this long are removed: 5 minutes, geth's filter timeout.
 pub const FILTER_TIMEOUT_SECS: u64 = 300;
+/// Most polling filters installed at once (all clients together): a filter is small, but
+/// every pending-transaction filter holds a channel receiver, and without a cap a client could
+/// install filters until memory runs out.
+pub const MAX_FILTERS: usize = 10_000;
 /// Buffer of block notifications per subscriber; a subscriber this far behind is dropped.
 pub const SUBSCRIPTION_BUFFER: usize = 1_024;
 /// Blocks the gas price oracle samples (geth's `--gpo.blocks`).

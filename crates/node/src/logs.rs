@@ -1,7 +1,7 @@
 //! Log search (eth_getLogs, log filters, the `logs` subscription): range resolution and limits,
 //! candidate blocks from the storage's log index, exact matching.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use alloy_consensus::ReceiptEnvelope;
 use alloy_eips::{eip2718::Encodable2718, BlockNumberOrTag};
@@ -10,6 +10,7 @@ use alloy_rpc_types_eth::{Filter, FilterBlockOption, Log};
 
 use crate::{
     chain::Chain,
+    constants::LOG_SEARCH_TIMEOUT,
     storage::{LogQuery, StorageError, StoredBlock},
 };
 
@@ -40,9 +41,26 @@ pub enum LogsError {
         /// Last block whose logs still fit.
         last_ok: u64,
     },
+    /// The search ran past [`LOG_SEARCH_TIMEOUT`].
+    #[error("query timed out after {:?}: retry with the range fromBlock {from:#x} toBlock {last_ok:#x}, then continue from {:#x}", LOG_SEARCH_TIMEOUT, last_ok + 1)]
+    Timeout {
+        /// First block of the query.
+        from: u64,
+        /// Last block searched in time.
+        last_ok: u64,
+    },
     /// Storage failed.
     #[error(transparent)]
     Storage(#[from] StorageError),
+}
+
+/// One page of a log search: the logs of blocks `from..next`.
+#[derive(Debug)]
+pub struct LogPage {
+    /// The matching logs, oldest first.
+    pub logs: Vec<Log>,
+    /// The first block not searched yet (`to + 1` when the range is done).
+    pub next: u64,
 }
 
 /// The log search service over the chain, with the node's result limits.
@@ -109,13 +127,27 @@ impl LogSearch {
         self.logs_in_range(filter, from, to)
     }
 
-    /// Logs of held blocks `from..=to` matching `filter` (no range limit, result limit applies).
+    /// Logs of held blocks `from..=to` matching `filter` (no range limit; over the result
+    /// limit or the time limit it is an error naming the range to retry).
     pub fn logs_in_range(
         &self,
         filter: &Filter,
         from: u64,
         to: u64,
     ) -> Result<Vec<Log>, LogsError> {
+        let page = self.scan(filter, from, to, false)?;
+        Ok(page.logs)
+    }
+
+    /// Like [`Self::logs_in_range`], but over the result or time limit it stops at a block
+    /// boundary and returns what it has, with the block to continue from: a polling filter
+    /// pages through a long backlog instead of failing on every poll.
+    pub fn logs_page(&self, filter: &Filter, from: u64, to: u64) -> Result<LogPage, LogsError> {
+        self.scan(filter, from, to, true)
+    }
+
+    fn scan(&self, filter: &Filter, from: u64, to: u64, paged: bool) -> Result<LogPage, LogsError> {
+        let started = Instant::now();
         let storage = self.chain.storage();
         let mut topics: [Vec<B256>; 4] = Default::default();
         for (i, t) in filter.topics.iter().enumerate() {
@@ -129,6 +161,13 @@ impl LogSearch {
         };
         let mut out = Vec::new();
         for n in storage.log_candidate_blocks(&query)? {
+            let last_ok = n.saturating_sub(1).max(from);
+            if started.elapsed() > LOG_SEARCH_TIMEOUT {
+                if paged && n > from {
+                    return Ok(LogPage { logs: out, next: n });
+                }
+                return Err(LogsError::Timeout { from, last_ok });
+            }
             let Some(block) = storage.block(n)? else {
                 continue;
             };
@@ -136,14 +175,28 @@ impl LogSearch {
                 continue;
             }
             let receipts = storage.receipts(n)?.unwrap_or_default();
+            let before = out.len();
             collect_block_logs(filter, &block, &receipts, &mut out);
             let max = self.max_logs;
             if max > 0 && out.len() > max {
-                let last_ok = n.saturating_sub(1).max(from);
+                if paged {
+                    // Whole blocks only; a block over the limit on its own is served whole.
+                    if before > 0 {
+                        out.truncate(before);
+                        return Ok(LogPage { logs: out, next: n });
+                    }
+                    return Ok(LogPage {
+                        logs: out,
+                        next: n + 1,
+                    });
+                }
                 return Err(LogsError::TooManyLogs { max, from, last_ok });
             }
         }
-        Ok(out)
+        Ok(LogPage {
+            logs: out,
+            next: to + 1,
+        })
     }
 }
 

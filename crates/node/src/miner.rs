@@ -8,9 +8,13 @@ use alloy_signer_local::PrivateKeySigner;
 use tokio::sync::broadcast::error::RecvError;
 
 use alloy_consensus::ReceiptEnvelope;
+use alloy_primitives::B256;
+use parking_lot::Mutex;
+use std::time::Instant;
 
 use crate::{
     chain::{Chain, ChainError, NextBlock},
+    constants::PENDING_BLOCK_MAX_AGE,
     executor,
     pool::Pool,
     storage::StoredBlock,
@@ -95,20 +99,69 @@ pub fn build_next(
 
 /// The block the sequencer would build next, with its receipts (not sealed: no state root or
 /// signature, and never stored).
-pub fn pending_block(
-    chain: &Chain,
-    pool: &Pool,
-) -> Result<(StoredBlock, Vec<ReceiptEnvelope>), ChainError> {
+#[derive(Debug)]
+pub struct PendingBlock {
+    /// The block.
+    pub block: StoredBlock,
+    /// Receipts of its transactions.
+    pub receipts: Vec<ReceiptEnvelope>,
+}
+
+/// Builds the [`PendingBlock`] on the current head.
+pub fn pending_block(chain: &Chain, pool: &Pool) -> Result<PendingBlock, ChainError> {
     let built = build_next(chain, pool, &chain.next_block())?;
     let block = built.to_block();
     let senders = built.transactions.iter().map(|t| t.signer()).collect();
-    let stored = StoredBlock {
+    let block = StoredBlock {
         hash: block.header.hash_slow(),
         header: block.header,
         body: block.body,
         senders,
     };
-    Ok((stored, built.receipts))
+    Ok(PendingBlock {
+        block,
+        receipts: built.receipts,
+    })
+}
+
+/// What a cached pending block was built from: the head and the pool's counts.
+type PendingKey = (B256, (usize, usize));
+
+/// The pending block for readers (`eth_getBlockByNumber("pending")`, `eth_feeHistory` up to
+/// `pending`): built at most once per head and pool state and [`PENDING_BLOCK_MAX_AGE`], one
+/// build at a time, so a flood of pending reads costs one build instead of one per request and
+/// leaves the cores to the miner.
+#[derive(Debug)]
+pub struct PendingBlocks {
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    last: Mutex<Option<(PendingKey, Instant, Arc<PendingBlock>)>>,
+}
+
+impl PendingBlocks {
+    /// Pending blocks of `chain` from `pool`.
+    pub fn new(chain: Arc<Chain>, pool: Arc<Pool>) -> Self {
+        Self {
+            chain,
+            pool,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The current pending block (blocking: call it off the async runtime).
+    pub fn get(&self) -> Result<Arc<PendingBlock>, ChainError> {
+        // Held across the build: concurrent callers wait for it and reuse it.
+        let mut last = self.last.lock();
+        let key = (self.chain.head().hash, self.pool.status());
+        if let Some((k, at, block)) = last.as_ref() {
+            if *k == key && at.elapsed() < PENDING_BLOCK_MAX_AGE {
+                return Ok(block.clone());
+            }
+        }
+        let block = Arc::new(pending_block(&self.chain, &self.pool)?);
+        *last = Some((key, Instant::now(), block.clone()));
+        Ok(block)
+    }
 }
 
 /// Builds, seals and commits one block on the current head. Returns the number and

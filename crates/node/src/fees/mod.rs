@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use crate::{
     chain::{Chain, ChainError},
     constants::{FEE_HISTORY_MAX_BLOCKS, FEE_HISTORY_MAX_PERCENTILES, GPO_BLOCKS, GPO_PERCENTILE},
+    miner::PendingBlock,
     storage::{StorageError, StoredBlock},
 };
 
@@ -45,9 +46,6 @@ pub enum FeeError {
     Chain(#[from] ChainError),
 }
 
-/// The block after the head, as the sequencer would build it, with its receipts.
-pub type PendingBlock = (StoredBlock, Vec<ReceiptEnvelope>);
-
 /// The fee oracle of one chain.
 #[derive(Debug)]
 pub struct FeeOracle {
@@ -65,16 +63,22 @@ impl FeeOracle {
         }
     }
 
+    /// The suggested tip if it is already known for the current head.
+    pub fn cached_tip(&self) -> Option<u128> {
+        let head = self.chain.head().hash;
+        self.tip
+            .lock()
+            .and_then(|(hash, tip)| (hash == head).then_some(tip))
+    }
+
     /// geth's gas price oracle: the `GPO_PERCENTILE`th percentile of the cheapest tips of the
     /// last `GPO_BLOCKS` blocks; zero when recent blocks carry no paying transactions. Computed
     /// once per head.
     pub fn suggested_tip(&self) -> Result<u128, StorageError> {
-        let head = self.chain.head();
-        if let Some((hash, tip)) = *self.tip.lock() {
-            if hash == head.hash {
-                return Ok(tip);
-            }
+        if let Some(tip) = self.cached_tip() {
+            return Ok(tip);
         }
+        let head = self.chain.head();
         let storage = self.chain.storage();
         let top = head.header.number;
         let mut tips = Vec::new();
@@ -100,13 +104,6 @@ impl FeeOracle {
         Ok(tip)
     }
 
-    /// The suggested legacy gas price: the next base fee plus the suggested tip.
-    pub fn gas_price(&self) -> Result<u128, StorageError> {
-        let head = self.chain.head();
-        let base = self.chain.spec().next_base_fee(&head.header);
-        Ok(self.suggested_tip()?.saturating_add(u128::from(base)))
-    }
-
     /// eth_feeHistory: `count` blocks ending at `newest` (N+1 base fees: the last is the next
     /// block's). `pending` builds the block after the head, asked for only when `newest` is
     /// `pending`.
@@ -115,7 +112,7 @@ impl FeeOracle {
         count: u64,
         newest: BlockNumberOrTag,
         percentiles: Option<&[f64]>,
-        pending: impl FnOnce() -> Result<PendingBlock, ChainError>,
+        pending: impl FnOnce() -> Result<Arc<PendingBlock>, ChainError>,
     ) -> Result<FeeHistory, FeeError> {
         if count == 0 {
             return Ok(FeeHistory::default());
@@ -151,9 +148,7 @@ impl FeeOracle {
         let mut last = None;
         for n in oldest..=newest {
             let (block, pending_receipts) = match &pending {
-                Some((block, receipts)) if n == block.header.number => {
-                    (block.clone(), Some(receipts))
-                }
+                Some(p) if n == p.block.header.number => (p.block.clone(), Some(&p.receipts)),
                 _ => (storage.block(n)?.ok_or(FeeError::HeaderNotFound)?, None),
             };
             let h = &block.header;

@@ -87,42 +87,67 @@ pub(super) fn rpc_receipts(
     block: &StoredBlock,
     receipts: &[ReceiptEnvelope],
 ) -> Vec<TransactionReceipt> {
-    let mut out = Vec::with_capacity(receipts.len());
     let mut log_index = 0;
     let mut prev_cumulative = 0;
-    for (i, r) in receipts.iter().enumerate() {
-        let tx = &block.body.transactions[i];
-        let from = block.senders[i];
-        let logs = crate::logs::tx_logs(block, r, i, log_index);
-        log_index += logs.len();
-        let cumulative = r.cumulative_gas_used();
-        let gas_used = cumulative - prev_cumulative;
-        prev_cumulative = cumulative;
-        let contract_address = match tx.kind() {
-            TxKind::Create => Some(from.create(tx.nonce())),
-            TxKind::Call(_) => None,
-        };
-        let blob_gas_used = tx.blob_gas_used();
-        let mut logs = logs.into_iter();
-        let inner = r
-            .clone()
-            .map_logs(|_| logs.next().expect("one rpc log per log"));
-        out.push(TransactionReceipt {
-            inner,
-            transaction_hash: tx.trie_hash(),
-            transaction_index: Some(i as u64),
-            block_hash: Some(block.hash),
-            block_number: Some(block.header.number),
-            gas_used,
-            effective_gas_price: tx.effective_gas_price(block.header.base_fee_per_gas),
-            blob_gas_used,
-            blob_gas_price: blob_gas_used.map(|_| blob_gas_price(block)),
-            from,
-            to: tx.to(),
-            contract_address,
-        });
+    receipts
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let rp = rpc_receipt(block, r, i, log_index, prev_cumulative);
+            log_index += r.logs().len();
+            prev_cumulative = r.cumulative_gas_used();
+            rp
+        })
+        .collect()
+}
+
+/// Receipt `i` of a block in RPC shape, converting only that one: its first log index and the
+/// gas used before it come from the earlier receipts' counts.
+pub(super) fn rpc_receipt_at(
+    block: &StoredBlock,
+    receipts: &[ReceiptEnvelope],
+    i: usize,
+) -> Option<TransactionReceipt> {
+    let r = receipts.get(i)?;
+    let log_index = receipts[..i].iter().map(|r| r.logs().len()).sum();
+    let prev_cumulative = i
+        .checked_sub(1)
+        .map_or(0, |p| receipts[p].cumulative_gas_used());
+    Some(rpc_receipt(block, r, i, log_index, prev_cumulative))
+}
+
+fn rpc_receipt(
+    block: &StoredBlock,
+    r: &ReceiptEnvelope,
+    i: usize,
+    log_index: usize,
+    prev_cumulative: u64,
+) -> TransactionReceipt {
+    let tx = &block.body.transactions[i];
+    let from = block.senders[i];
+    let mut logs = crate::logs::tx_logs(block, r, i, log_index).into_iter();
+    let contract_address = match tx.kind() {
+        TxKind::Create => Some(from.create(tx.nonce())),
+        TxKind::Call(_) => None,
+    };
+    let blob_gas_used = tx.blob_gas_used();
+    let inner = r
+        .clone()
+        .map_logs(|_| logs.next().expect("one rpc log per log"));
+    TransactionReceipt {
+        inner,
+        transaction_hash: tx.trie_hash(),
+        transaction_index: Some(i as u64),
+        block_hash: Some(block.hash),
+        block_number: Some(block.header.number),
+        gas_used: r.cumulative_gas_used() - prev_cumulative,
+        effective_gas_price: tx.effective_gas_price(block.header.base_fee_per_gas),
+        blob_gas_used,
+        blob_gas_price: blob_gas_used.map(|_| blob_gas_price(block)),
+        from,
+        to: tx.to(),
+        contract_address,
     }
-    out
 }
 
 fn blob_gas_price(block: &StoredBlock) -> u128 {

@@ -90,9 +90,11 @@ impl From<RpcError> for ErrorObjectOwned {
             )
             | RpcError::Logs(LogsError::InvalidRange) => code::INVALID_PARAMS,
             RpcError::LimitExceeded(_)
-            | RpcError::Logs(LogsError::RangeTooLarge { .. } | LogsError::TooManyLogs { .. }) => {
-                code::LIMIT_EXCEEDED
-            }
+            | RpcError::Logs(
+                LogsError::RangeTooLarge { .. }
+                | LogsError::TooManyLogs { .. }
+                | LogsError::Timeout { .. },
+            ) => code::LIMIT_EXCEEDED,
             RpcError::Exec(ExecError::Revert { output }) => return revert(msg, output),
             RpcError::HeaderNotFound
             | RpcError::HeaderForHashNotFound

@@ -25,10 +25,11 @@ use super::{
 };
 use crate::{
     chain::Chain,
+    constants::MAX_PROOF_KEYS,
     executor::{self, CallEnv, CallRequest, ExecError},
     fees::FeeOracle,
     logs::LogSearch,
-    miner,
+    miner::PendingBlocks,
     pool::Pool,
     storage::{StateAt, StateReader, StoredBlock},
 };
@@ -39,7 +40,10 @@ pub struct EthRpc {
     chain: Arc<Chain>,
     pool: Arc<Pool>,
     cfg: RpcConfig,
-    evm: Arc<Semaphore>,
+    /// Permits for heavy jobs (EVM runs, block builds, log searches, proofs, receipt
+    /// conversion): bounded concurrency so no flood of reads starves block production.
+    jobs: Arc<Semaphore>,
+    pending: Arc<PendingBlocks>,
     filters: Arc<Filters>,
     logs: LogSearch,
     fees: Arc<FeeOracle>,
@@ -48,17 +52,18 @@ pub struct EthRpc {
 impl EthRpc {
     /// Handlers over a chain and pool.
     pub fn new(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> Self {
-        let evm = Arc::new(Semaphore::new(cfg.evm_concurrency.max(1)));
-        let filters = Arc::new(Filters::new(std::time::Duration::from_secs(
-            cfg.filter_timeout_secs,
-        )));
+        let jobs = Arc::new(Semaphore::new(cfg.evm_concurrency.max(1)));
+        let pending = Arc::new(PendingBlocks::new(chain.clone(), pool.clone()));
+        let timeout = std::time::Duration::from_secs(cfg.filter_timeout_secs);
+        let filters = Filters::new(timeout, cfg.max_filters);
         let logs = LogSearch::new(chain.clone(), cfg.max_logs_range, cfg.max_logs_per_response);
         let fees = Arc::new(FeeOracle::new(chain.clone()));
         Self {
             chain,
             pool,
             cfg,
-            evm,
+            jobs,
+            pending,
             filters,
             logs,
             fees,
@@ -106,13 +111,15 @@ impl EthRpc {
 
     async fn block_for_tag(&self, tag: BlockNumberOrTag) -> RpcResult<Option<StoredBlock>> {
         if tag.is_pending() {
-            let (chain, pool) = (self.chain.clone(), self.pool.clone());
-            return blocking(move || Ok(Some(miner::pending_block(&chain, &pool)?.0))).await;
+            let pending = self.pending.clone();
+            return self
+                .bounded(move || Ok(Some(pending.get()?.block.clone())))
+                .await;
         }
         self.stored_block(self.chain.resolve_tag(tag))
     }
 
-    /// Runs `f` on the state of `block` in the EVM pool (bounded concurrency, off the runtime).
+    /// Runs `f` on the state of `block` as a heavy job (see [`Self::bounded`]).
     async fn evm_call<T: Send + 'static>(
         &self,
         block: Option<BlockId>,
@@ -120,16 +127,17 @@ impl EthRpc {
     ) -> RpcResult<T> {
         let (state, header) = self.state_for(block)?;
         let spec = self.chain.spec().clone();
-        self.evm(move || f(CallEnv::new(&spec, &state, &header)))
+        self.bounded(move || f(CallEnv::new(&spec, &state, &header)))
             .await
     }
 
-    async fn evm<T: Send + 'static>(
+    /// Runs a heavy job: off the async runtime, behind the job semaphore.
+    async fn bounded<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
         let _permit = self
-            .evm
+            .jobs
             .clone()
             .acquire_owned()
             .await
@@ -143,6 +151,17 @@ pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> RpcResult<T> + Send + 'static,
 ) -> RpcResult<T> {
     tokio::task::spawn_blocking(f).await?
+}
+
+impl EthRpc {
+    /// The oracle's tip: from its per-head cache when it has one, else computed as a heavy job.
+    async fn suggested_tip(&self) -> RpcResult<u128> {
+        if let Some(tip) = self.fees.cached_tip() {
+            return Ok(tip);
+        }
+        let fees = self.fees.clone();
+        self.bounded(move || Ok(fees.suggested_tip()?)).await
+    }
 }
 
 fn index_of(index: Index) -> usize {
@@ -351,20 +370,19 @@ impl EthApiServer for EthRpc {
     }
 
     async fn transaction_receipt(&self, hash: B256) -> JsonRpcResult<Option<TransactionReceipt>> {
-        let storage = self.chain.storage();
-        let Some((n, i)) = storage.tx_location(&hash).map_err(RpcError::from)? else {
-            return Ok(None);
-        };
-        let block = self
-            .stored_block(Some(n))?
-            .ok_or(RpcError::HeaderNotFound)?;
-        let receipts = storage
-            .receipts(n)
-            .map_err(RpcError::from)?
-            .unwrap_or_default();
-        Ok(convert::rpc_receipts(&block, &receipts)
-            .into_iter()
-            .nth(i as usize))
+        let chain = self.chain.clone();
+        let receipt = self
+            .bounded(move || {
+                let storage = chain.storage();
+                let Some((n, i)) = storage.tx_location(&hash)? else {
+                    return Ok(None);
+                };
+                let block = storage.block(n)?.ok_or(RpcError::HeaderNotFound)?;
+                let receipts = storage.receipts(n)?.unwrap_or_default();
+                Ok(convert::rpc_receipt_at(&block, &receipts, i as usize))
+            })
+            .await?;
+        Ok(receipt)
     }
 
     async fn block_receipts(
@@ -372,16 +390,18 @@ impl EthApiServer for EthRpc {
         block: BlockId,
     ) -> JsonRpcResult<Option<Vec<TransactionReceipt>>> {
         let n = self.number_of(block)?;
-        let Some(block) = self.stored_block(n)? else {
-            return Ok(None);
-        };
+        let chain = self.chain.clone();
         let receipts = self
-            .chain
-            .storage()
-            .receipts(block.header.number)
-            .map_err(RpcError::from)?
-            .unwrap_or_default();
-        Ok(Some(convert::rpc_receipts(&block, &receipts)))
+            .bounded(move || {
+                let storage = chain.storage();
+                let Some(block) = n.map(|n| storage.block(n)).transpose()?.flatten() else {
+                    return Ok(None);
+                };
+                let receipts = storage.receipts(block.header.number)?.unwrap_or_default();
+                Ok(Some(convert::rpc_receipts(&block, &receipts)))
+            })
+            .await?;
+        Ok(receipts)
     }
 
     async fn block_by_hash(&self, hash: B256, full: bool) -> JsonRpcResult<Option<Block>> {
@@ -451,15 +471,14 @@ impl EthApiServer for EthRpc {
     }
 
     async fn gas_price(&self) -> JsonRpcResult<U256> {
-        let fees = self.fees.clone();
-        let price = blocking(move || Ok(fees.gas_price()?)).await?;
-        Ok(U256::from(price))
+        let tip = self.suggested_tip().await?;
+        let head = self.chain.head();
+        let base = self.chain.spec().next_base_fee(&head.header);
+        Ok(U256::from(tip) + U256::from(base))
     }
 
     async fn max_priority_fee_per_gas(&self) -> JsonRpcResult<U256> {
-        let fees = self.fees.clone();
-        let tip = blocking(move || Ok(fees.suggested_tip()?)).await?;
-        Ok(U256::from(tip))
+        Ok(U256::from(self.suggested_tip().await?))
     }
 
     async fn fee_history(
@@ -468,19 +487,20 @@ impl EthApiServer for EthRpc {
         newest: BlockNumberOrTag,
         percentiles: Option<Vec<f64>>,
     ) -> JsonRpcResult<FeeHistory> {
-        let (chain, pool, fees) = (self.chain.clone(), self.pool.clone(), self.fees.clone());
+        let (pending, fees) = (self.pending.clone(), self.fees.clone());
         let count = block_count.to::<u64>();
-        let pending = move || miner::pending_block(&chain, &pool);
-        let history = blocking(move || {
-            Ok(fees.fee_history(count, newest, percentiles.as_deref(), pending)?)
-        })
-        .await?;
+        let history = self
+            .bounded(move || {
+                let pending = || pending.get();
+                Ok(fees.fee_history(count, newest, percentiles.as_deref(), pending)?)
+            })
+            .await?;
         Ok(history)
     }
 
     async fn logs(&self, filter: Filter) -> JsonRpcResult<Vec<Log>> {
         let logs = self.logs.clone();
-        Ok(blocking(move || Ok(logs.get_logs(&filter)?)).await?)
+        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
     }
 
     async fn new_filter(&self, filter: Filter) -> JsonRpcResult<U256> {
@@ -488,28 +508,29 @@ impl EthApiServer for EthRpc {
         let (from, _) = self.logs.resolve_range(&filter).map_err(RpcError::from)?;
         // Like geth, changes are the logs of blocks mined after the filter was installed
         // (eth_getFilterLogs answers the whole range).
-        Ok(self.filters.install_logs(filter, from.max(head + 1)))
+        Ok(self.filters.install_logs(filter, from.max(head + 1))?)
     }
 
     async fn new_block_filter(&self) -> JsonRpcResult<U256> {
-        Ok(self
-            .filters
-            .install_blocks(self.chain.head().header.number + 1))
+        let next = self.chain.head().header.number + 1;
+        Ok(self.filters.install_blocks(next)?)
     }
 
     async fn new_pending_transaction_filter(&self) -> JsonRpcResult<U256> {
-        Ok(self.filters.install_pending(self.pool.subscribe()))
+        Ok(self.filters.install_pending(self.pool.subscribe())?)
     }
 
     async fn filter_changes(&self, id: U256) -> JsonRpcResult<FilterChanges> {
         let (filters, chain, logs) = (self.filters.clone(), self.chain.clone(), self.logs.clone());
-        Ok(blocking(move || filters.changes(&chain, &logs, id)).await?)
+        Ok(self
+            .bounded(move || filters.changes(&chain, &logs, id))
+            .await?)
     }
 
     async fn filter_logs(&self, id: U256) -> JsonRpcResult<Vec<Log>> {
         let filter = self.filters.log_filter(id)?;
         let logs = self.logs.clone();
-        Ok(blocking(move || Ok(logs.get_logs(&filter)?)).await?)
+        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
     }
 
     async fn uninstall_filter(&self, id: U256) -> JsonRpcResult<bool> {
@@ -529,7 +550,16 @@ impl EthApiServer for EthRpc {
             ))
             .into());
         }
+        if keys.len() > MAX_PROOF_KEYS {
+            return Err(RpcError::LimitExceeded(format!(
+                "eth_getProof asks for {} storage keys; at most {MAX_PROOF_KEYS} are proved per request: split the keys over several calls",
+                keys.len()
+            ))
+            .into());
+        }
         let chain = self.chain.clone();
-        Ok(blocking(move || Ok(chain.storage().proof(address, &keys)?)).await?)
+        Ok(self
+            .bounded(move || Ok(chain.storage().proof(address, &keys)?))
+            .await?)
     }
 }

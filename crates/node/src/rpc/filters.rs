@@ -1,7 +1,10 @@
-//! Polling filters (eth_newFilter & co.) for HTTP clients; idle filters expire.
+//! Polling filters (eth_newFilter & co.) for HTTP clients: a bounded number at a time,
+//! idle ones expired by a background sweep, and each polled under its own lock so a slow log
+//! query never blocks other filters.
 
 use std::{
     collections::HashMap,
+    sync::{Arc, Weak},
     time::{Duration, Instant},
 };
 
@@ -24,38 +27,60 @@ struct Entry {
     last_poll: Instant,
 }
 
+type Shared = Arc<Mutex<Entry>>;
+
 /// Installed filters by id.
 pub(super) struct Filters {
-    entries: Mutex<HashMap<U256, Entry>>,
+    entries: Mutex<HashMap<U256, Shared>>,
     timeout: Duration,
+    max: usize,
 }
 
 impl Filters {
-    /// An empty registry whose filters expire after `timeout` without a poll.
-    pub(super) fn new(timeout: Duration) -> Self {
-        Self {
+    /// An empty registry of at most `max` filters, which expire after `timeout` without a
+    /// poll; the expiry sweep runs on the current tokio runtime (if any) for as long as the
+    /// registry lives.
+    pub(super) fn new(timeout: Duration, max: usize) -> Arc<Self> {
+        let filters = Arc::new(Self {
             entries: Mutex::new(HashMap::new()),
             timeout,
+            max,
+        });
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(sweep(Arc::downgrade(&filters), timeout));
         }
+        filters
     }
 
-    fn install(&self, kind: Kind) -> U256 {
+    /// Drops filters idle for longer than the timeout.
+    fn expire(&self) {
+        let timeout = self.timeout;
+        // A filter being polled right now is not idle: skip it rather than wait for its lock.
+        self.entries
+            .lock()
+            .retain(|_, e| e.try_lock().is_none_or(|e| e.last_poll.elapsed() < timeout));
+    }
+
+    fn install(&self, kind: Kind) -> RpcResult<U256> {
         let id = U256::from_be_bytes(rand_id());
         let mut entries = self.entries.lock();
-        let timeout = self.timeout;
-        entries.retain(|_, e| e.last_poll.elapsed() < timeout);
-        entries.insert(
-            id,
-            Entry {
-                kind,
-                last_poll: Instant::now(),
-            },
-        );
-        id
+        if entries.len() >= self.max {
+            return Err(RpcError::LimitExceeded(format!(
+                "too many filters installed ({}): uninstall unused ones with eth_uninstallFilter, or let idle ones expire after {} s",
+                self.max,
+                self.timeout.as_secs()
+            )));
+        }
+        let entry = Entry {
+            kind,
+            last_poll: Instant::now(),
+        };
+        entries.insert(id, Arc::new(Mutex::new(entry)));
+        Ok(id)
     }
 
     /// A log filter starting at block `next`.
-    pub(super) fn install_logs(&self, filter: Filter, next: u64) -> U256 {
+    pub(super) fn install_logs(&self, filter: Filter, next: u64) -> RpcResult<U256> {
         self.install(Kind::Logs {
             filter: Box::new(filter),
             next,
@@ -63,12 +88,12 @@ impl Filters {
     }
 
     /// A new-block filter starting at block `next`.
-    pub(super) fn install_blocks(&self, next: u64) -> U256 {
+    pub(super) fn install_blocks(&self, next: u64) -> RpcResult<U256> {
         self.install(Kind::Blocks { next })
     }
 
     /// A pending-transaction filter fed by the pool.
-    pub(super) fn install_pending(&self, rx: broadcast::Receiver<B256>) -> U256 {
+    pub(super) fn install_pending(&self, rx: broadcast::Receiver<B256>) -> RpcResult<U256> {
         self.install(Kind::Pending(rx))
     }
 
@@ -77,22 +102,27 @@ impl Filters {
         self.entries.lock().remove(&id).is_some()
     }
 
+    /// The filter `id`, if installed and not expired; the registry lock is released on return.
+    fn get(&self, id: U256) -> RpcResult<Shared> {
+        let entry = self.entries.lock().get(&id).cloned();
+        entry
+            .filter(|e| e.lock().last_poll.elapsed() < self.timeout)
+            .ok_or(RpcError::FilterNotFound)
+    }
+
     /// The filter object of a log filter.
     pub(super) fn log_filter(&self, id: U256) -> RpcResult<Filter> {
-        let mut entries = self.entries.lock();
-        match entries.get_mut(&id) {
-            Some(Entry {
-                kind: Kind::Logs { filter, .. },
-                last_poll,
-            }) => {
-                *last_poll = Instant::now();
-                Ok((**filter).clone())
-            }
+        let entry = self.get(id)?;
+        let mut entry = entry.lock();
+        entry.last_poll = Instant::now();
+        match &entry.kind {
+            Kind::Logs { filter, .. } => Ok((**filter).clone()),
             _ => Err(RpcError::FilterNotFound),
         }
     }
 
-    /// What happened since the last poll.
+    /// What happened since the last poll. A log filter with more matching logs than one answer
+    /// may carry returns them a page at a time, oldest first.
     pub(super) fn changes(
         &self,
         chain: &Chain,
@@ -100,10 +130,8 @@ impl Filters {
         id: U256,
     ) -> RpcResult<FilterChanges> {
         let head = chain.head().header.number;
-        let mut entries = self.entries.lock();
-        let timeout = self.timeout;
-        entries.retain(|_, e| e.last_poll.elapsed() < timeout);
-        let entry = entries.get_mut(&id).ok_or(RpcError::FilterNotFound)?;
+        let entry = self.get(id)?;
+        let mut entry = entry.lock();
         entry.last_poll = Instant::now();
         match &mut entry.kind {
             Kind::Blocks { next } => {
@@ -133,10 +161,23 @@ impl Filters {
                 if *next > to {
                     return Ok(FilterChanges::Logs(vec![]));
                 }
-                let found = logs.logs_in_range(filter, *next, to)?;
-                *next = to + 1;
-                Ok(FilterChanges::Logs(found))
+                let page = logs.logs_page(filter, *next, to)?;
+                *next = page.next;
+                Ok(FilterChanges::Logs(page.logs))
             }
+        }
+    }
+}
+
+/// Expires idle filters every quarter of the timeout until the registry is dropped.
+async fn sweep(filters: Weak<Filters>, timeout: Duration) {
+    let mut tick = tokio::time::interval((timeout / 4).max(Duration::from_secs(1)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match filters.upgrade() {
+            Some(filters) => filters.expire(),
+            None => return,
         }
     }
 }

@@ -35,6 +35,8 @@ pub struct RpcConfig {
     pub max_logs_per_response: usize,
     /// Idle filters expire after this many seconds.
     pub filter_timeout_secs: u64,
+    /// Most polling filters installed at once.
+    pub max_filters: usize,
 }
 
 impl Default for RpcConfig {
@@ -45,6 +47,7 @@ impl Default for RpcConfig {
             max_logs_range: constants::MAX_LOGS_RANGE,
             max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
             filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,
+            max_filters: constants::MAX_FILTERS,
         }
     }
 }

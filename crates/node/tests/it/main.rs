@@ -1,5 +1,6 @@
 //! Integration tests of the node crate: each starts a real node (or server) on port 0.
 
+mod bounded;
 mod common;
 mod fuzz;
 mod import;
