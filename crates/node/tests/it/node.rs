@@ -103,3 +103,47 @@ async fn get_logs_limits_name_a_smaller_range_to_retry() {
     assert!(ok.is_empty());
     node.stop().await;
 }
+
+#[tokio::test]
+async fn block_sized_transactions_of_one_sender_do_not_delay_others() {
+    let node = TestNode::start_with(|c| c.block_time = std::time::Duration::from_secs(1)).await;
+    let limit = l2node_node::constants::DEV_GAS_LIMIT;
+    let big = account(7);
+    let mut bigs = Vec::new();
+    for nonce in 0..4 {
+        let raw = crate::common::signed_tx(
+            &big,
+            nonce,
+            alloy_primitives::TxKind::Call(big.address()),
+            U256::ZERO,
+            Default::default(),
+            limit,
+        );
+        let hash: B256 = node
+            .request("eth_sendRawTransaction", rpc_params![raw])
+            .await;
+        bigs.push(hash);
+    }
+    let hash: B256 = node
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(0), 0, Address::repeat_byte(0x44), 1)],
+        )
+        .await;
+    let number = |r: &serde_json::Value| {
+        u64::from_str_radix(&r["blockNumber"].as_str().unwrap()[2..], 16).unwrap()
+    };
+    let honest = number(&node.wait_receipt(hash).await);
+    let mut big_blocks = Vec::new();
+    for h in bigs {
+        big_blocks.push(number(&node.wait_receipt(h).await));
+    }
+    // One block-sized transaction fits a block; the transfer behind them goes into the next
+    // block built after it arrived, not after all of them.
+    big_blocks.dedup();
+    assert_eq!(big_blocks.len(), 4, "one per block: {big_blocks:?}");
+    assert!(
+        honest < big_blocks[3],
+        "transfer in block {honest}, big ones in {big_blocks:?}"
+    );
+}
