@@ -110,6 +110,27 @@ pub const POOL_EVENT_CHANNEL_CAPACITY: usize = 4096;
 /// Journal records below which the journal is never compacted: rewriting a small file on every
 /// block would be pure churn; above it the journal is rewritten once dead records exceed live ones.
 pub const POOL_JOURNAL_COMPACT_MIN_RECORDS: usize = 1024;
+
+// Pool limits against spam (transactions can cost nothing here, so spam is free): geth's
+// legacypool model. `POOL_MAX_TXS` above is the global pending limit (geth's GlobalSlots) and
+// the capacity of the whole pool; queued transactions are evicted first when it is full.
+
+/// Pending transactions guaranteed to each sender (geth's `AccountSlots`): when the pool is full,
+/// pending transactions are only evicted from senders holding more than this, largest first.
+pub const POOL_ACCOUNT_SLOTS: usize = 16;
+/// Queued (non-executable, behind a nonce gap) transactions per sender (geth's `AccountQueue`):
+/// a sender can never fill the pool with transactions that cannot execute.
+pub const POOL_ACCOUNT_QUEUE: usize = 64;
+/// Queued transactions in the whole pool (geth's `GlobalQueue`): bounds the junk all senders
+/// together can park behind nonce gaps.
+pub const POOL_GLOBAL_QUEUE: usize = 1024;
+/// Queued transactions of a sender without activity (a transaction becoming pending, or a block
+/// advancing its nonce) for this long are dropped: 3 hours, geth's `Lifetime`.
+pub const POOL_QUEUE_LIFETIME: std::time::Duration = std::time::Duration::from_secs(3 * 60 * 60);
+/// Total bytes of pooled transaction encodings: 64 MiB (512 maximum-size transactions, ~500,000
+/// transfers), so the pool's memory and its journal stay bounded whatever the transactions'
+/// sizes; geth bounds the same by counting 32 KiB slots.
+pub const POOL_MAX_BYTES: usize = 64 * 1024 * 1024;
 // ---------------------------------------------------------------------------------------------
 // JSON-RPC servers (rpc/server.rs)
 // ---------------------------------------------------------------------------------------------
@@ -143,11 +164,54 @@ pub const DEFAULT_RPC_MAX_REQUEST_BODY: u32 = 5 * 1024 * 1024;
 /// `eth_getLogs`, while bounding the memory one request can pin.
 pub const DEFAULT_RPC_MAX_RESPONSE_BODY: u32 = 25 * 1024 * 1024;
 
-/// Most simultaneous connections per server (HTTP and WS each): 100, jsonrpsee's default and close
-/// to Besu's 80. An HTTP connection holds a slot only while a request runs; a WebSocket holds one
-/// for its lifetime, with up to [`DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION`] subscriptions, so
-/// this bounds the node's subscription memory too. Plenty for a locally run node.
-pub const DEFAULT_RPC_MAX_CONNECTIONS: u32 = 100;
+/// Most open TCP connections per server (`--rpc-max-connections`, HTTP and WS each): 80, Besu's
+/// `--rpc-http-max-active-connections` and `--rpc-ws-max-active-connections`. A connection holds
+/// its slot from accept to close (idle keep-alive time included), a WebSocket with up to
+/// [`DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION`] subscriptions, so this bounds the node's
+/// sockets, tasks and subscription memory; connections over it get HTTP 503 and are closed at
+/// once. Far more than a locally run node's clients need (wrk benchmarks use 32), and the
+/// timeouts below keep idle or slow clients from holding slots.
+pub const DEFAULT_RPC_MAX_CONNECTIONS: u32 = 80;
+
+/// Longest a client may take to send a request's headers, counted from its first byte (or, on a
+/// new connection, from accept: the first request must arrive this soon). 10 s is ample for any
+/// real client, even over a slow link, and bounds how long a slowloris client (a header
+/// trickled byte by byte, or nothing at all) holds one of the [`DEFAULT_RPC_MAX_CONNECTIONS`].
+pub const RPC_HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Longest an HTTP keep-alive connection may sit idle between requests: 120 s, geth's
+/// `IdleTimeout`. Longer than the idle timeouts of client pools (Go's `net/http`, behind geth's
+/// `ethclient`, keeps idle connections 90 s; Node's undici 4 s), so a client rarely sends a
+/// request on a connection the server is just closing; and short enough that an abandoned
+/// socket gives its slot back.
+pub const RPC_HTTP_IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Longest reading one HTTP request body may take: 10 s, enough for a full
+/// [`DEFAULT_RPC_MAX_REQUEST_BODY`] (5 MiB) at 4 Mbit/s; a client trickling its body gets HTTP
+/// 408 with a JSON-RPC error, and the connection is closed.
+pub const RPC_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The WebSocket server pings each connection this often: 30 s, geth's ping interval, well
+/// under the 60 s idle timeouts of common proxies and NATs.
+pub const RPC_WS_PING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A WebSocket that has sent nothing, not even a pong, for this long is closed: 60 s, two ping
+/// intervals, so one late pong is forgiven. It is checked at every ping, so a dead peer is
+/// dropped 60-90 s after its last frame. Clients that answer pings (every WebSocket library does
+/// it by itself) are never closed for being quiet: a `newHeads` subscription may legitimately
+/// wait minutes for a block on a chain without traffic.
+pub const RPC_WS_INACTIVITY_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// How long a connection refused for being over [`DEFAULT_RPC_MAX_CONNECTIONS`] is kept to
+/// deliver its HTTP 503: the server sends the answer, then reads and discards what the client
+/// sends for up to 1 s, so that closing does not reset the connection before the client has
+/// read the answer. At most `--rpc-max-connections` refused connections linger at once; the
+/// others are closed right after the answer is written.
+pub const RPC_REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Pause of an accept loop after an accept error that is not about one connection (e.g. "too
+/// many open files"): 100 ms lets sockets close instead of spinning on the error.
+pub const RPC_ACCEPT_ERROR_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Most live subscriptions on one WebSocket connection: 1024, jsonrpsee's default; a dapp needs a
 /// handful, and the cap stops one client from exhausting the node.
@@ -170,3 +234,15 @@ pub const DEFAULT_RPC_CORS_ORIGINS: &[&str] = &[];
 /// operator visits cannot read the pool, subscribe or send through the node. Clients that send
 /// no `Origin` (every non-browser client) are not affected; `"*"` allows every origin.
 pub const DEFAULT_RPC_WS_ORIGINS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+/// Smallest gas limit an imported block may have: geth's `params.MinGasLimit` (5,000), the
+/// Yellow Paper's floor; a block below it could not hold even a transfer.
+pub const MIN_BLOCK_GAS_LIMIT: u64 = 5_000;
+
+/// Largest gas limit an imported block may have: geth's `params.MaxGasLimit` (2^63 - 1), so
+/// gas arithmetic done in signed 64-bit integers by other clients cannot overflow.
+pub const MAX_BLOCK_GAS_LIMIT: u64 = i64::MAX as u64;
+
+/// Most differences listed when the configured genesis differs from the one stored with the
+/// chain: enough to see what changed, short enough for one error line when a whole alloc differs.
+pub const MAX_GENESIS_DIFFERENCES_REPORTED: usize = 5;

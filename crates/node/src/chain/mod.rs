@@ -5,7 +5,9 @@
 //! block is committed to storage before anyone hears of it.
 
 pub mod clique;
+mod genesis;
 mod next;
+mod validate;
 
 use std::sync::Arc;
 
@@ -57,6 +59,19 @@ pub enum ChainError {
         /// Value computed locally.
         computed: String,
     },
+    /// A header field breaks a rule of the chain (checked against the parent and the fork
+    /// schedule, see `chain/validate.rs`).
+    #[error("block {number}: invalid {field}: header has {has}, expected {expected}")]
+    InvalidHeader {
+        /// Block number.
+        number: u64,
+        /// Which field (e.g. "gas limit").
+        field: &'static str,
+        /// Value in the header.
+        has: String,
+        /// What the rule allows.
+        expected: String,
+    },
     /// A transaction signature does not recover.
     #[error("block {number}: transaction {index} has an invalid signature")]
     InvalidSignature {
@@ -72,6 +87,18 @@ pub enum ChainError {
         stored: B256,
         /// Genesis hash of the configuration.
         configured: B256,
+    },
+    /// The configured genesis (config or alloc) differs from the one the chain was created with.
+    #[error("the data directory holds a chain created with a different genesis: {differences}; use another --data-path or the matching genesis")]
+    GenesisConfigMismatch {
+        /// The differing fields, as `path: stored X, configured Y`.
+        differences: String,
+    },
+    /// A Clique chain whose genesis names no signer: no block's seal could be checked.
+    #[error("the genesis has a clique section but its extraData names no signer ({len} bytes; a Clique genesis extraData is 32 vanity bytes, the 20-byte signer addresses, 65 zero bytes): blocks of this chain could not be checked; list the sequencer's address there")]
+    NoCliqueSigners {
+        /// Length of the genesis extraData.
+        len: usize,
     },
 }
 
@@ -114,6 +141,12 @@ impl std::fmt::Debug for Chain {
 impl Chain {
     /// Opens the chain in `storage`, writing genesis first if the database is new.
     pub fn open(storage: Storage, spec: Arc<ChainSpec>) -> Result<Self, ChainError> {
+        let signers = clique::genesis_signers(&spec.genesis.extra_data);
+        if spec.clique.is_some() && signers.is_empty() {
+            return Err(ChainError::NoCliqueSigners {
+                len: spec.genesis.extra_data.len(),
+            });
+        }
         let configured = spec.genesis_header(B256::ZERO);
         let head = match storage.head_number()? {
             None => {
@@ -129,10 +162,15 @@ impl Chain {
                         receipts: vec![],
                     })
                 })?;
+                storage.put_genesis_config(&genesis::canonical_json(&spec.genesis))?;
                 tracing::info!(target: "l2node::chain", %hash, "wrote genesis");
                 storage.header(0)?.expect("genesis just written")
             }
             Some(n) => {
+                let stored_config = storage.genesis_config()?;
+                if let Some(json) = &stored_config {
+                    genesis::compare(json, &spec.genesis)?;
+                }
                 let stored = storage
                     .header(0)?
                     .expect("genesis exists when a head exists");
@@ -144,10 +182,14 @@ impl Chain {
                         configured: expected.hash_slow(),
                     });
                 }
+                if stored_config.is_none() {
+                    // A database from before the genesis was stored: keep it from now on.
+                    storage.put_genesis_config(&genesis::canonical_json(&spec.genesis))?;
+                    tracing::info!(target: "l2node::chain", "stored the genesis config with the chain");
+                }
                 storage.header(n)?.expect("head header exists")
             }
         };
-        let signers = clique::genesis_signers(&spec.genesis.extra_data);
         let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
         Ok(Self {
             storage,
@@ -197,20 +239,23 @@ impl Chain {
         self.blocks.subscribe()
     }
 
-    /// Imports a block from outside (a file or a peer): checks the seal and header, executes
-    /// it, and commits it only if every computed root matches the header.
+    /// Imports a block from outside (a file or a peer): checks the seal and the header against
+    /// its parent and the fork rules (`validate`), executes it, and commits it only if every
+    /// computed root matches the header.
     pub fn import(&self, block: Block<TxEnvelope>) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
         let number = block.header.number;
         let parent = self.head();
         check(number, "parent hash", block.header.parent_hash, parent.hash)?;
         check(number, "number", number, parent.header.number + 1)?;
-        if self.spec.clique.is_some() && !self.signers.is_empty() {
+        // `open` refuses a Clique chain without signers.
+        if self.spec.clique.is_some() {
             let signer = clique::signer(&block.header)?;
             if !self.signers.contains(&signer) {
                 return Err(clique::SealError::Unauthorized { number, signer }.into());
             }
         }
+        validate::before_execution(&self.spec, &parent.header, &block)?;
         check(
             number,
             "transactions root",
@@ -235,6 +280,7 @@ impl Chain {
             .iter()
             .fold(Bloom::ZERO, |acc, r| acc | r.bloom());
         check(number, "logs bloom", header.logs_bloom, bloom)?;
+        validate::requests_hash(&header, &out.requests)?;
         let body = BlockBody {
             transactions: block.body.transactions,
             ommers: block.body.ommers,
@@ -430,3 +476,6 @@ pub fn genesis_changes(spec: &ChainSpec) -> Vec<AccountChange> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

@@ -20,7 +20,8 @@ pub struct NextBlock {
     pub timestamp: u64,
     /// Its base fee (the chain's base-fee rule applied to the parent).
     pub base_fee: u64,
-    /// Its gas limit (the parent's: the sequencer keeps the limit of genesis).
+    /// Its gas limit: the parent's (the sequencer keeps the limit of genesis), doubled in
+    /// London's activation block so that the gas target stays the old limit (EIP-1559).
     pub gas_limit: u64,
     /// This network's chain id (EIP-155).
     pub chain_id: u64,
@@ -63,7 +64,7 @@ impl Chain {
             number: parent.header.number + 1,
             timestamp,
             base_fee: spec.next_base_fee(&parent.header),
-            gas_limit: parent.header.gas_limit,
+            gas_limit: super::validate::parent_gas_limit(spec, &parent.header),
             chain_id: spec.chain_id,
             shanghai: spec.is_shanghai_active_at(timestamp),
             prague: spec.is_prague_active_at(timestamp),

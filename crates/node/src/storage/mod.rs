@@ -72,6 +72,10 @@ db_err!(
 
 /// `"head"` -> block number of the canonical head.
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
+/// `serde_json` writes for `alloy_genesis::Genesis`); compared with the configured genesis on
+/// every start.
+pub(crate) const CONFIG: TableDefinition<&str, &[u8]> = TableDefinition::new("config");
 /// block number -> RLP header.
 pub(crate) const HEADERS: TableDefinition<u64, &[u8]> = TableDefinition::new("headers");
 /// block hash -> block number.
@@ -150,6 +154,7 @@ impl Storage {
     fn create_tables(&self) -> Result<(), StorageError> {
         let tx = self.db.begin_write()?;
         tx.open_table(META)?;
+        tx.open_table(CONFIG)?;
         tx.open_table(HEADERS)?;
         tx.open_table(HASH_TO_NUMBER)?;
         tx.open_table(BODIES)?;
@@ -171,6 +176,16 @@ impl Storage {
     /// The read snapshot of the latest commit, shared by all readers until the next block.
     fn snapshot(&self) -> Result<Arc<snapshot::Snapshot>, StorageError> {
         self.snapshots.get(&self.db)
+    }
+
+    /// The genesis JSON stored with the chain (see [`Storage::put_genesis_config`]), or `None`
+    /// for a new database or one written before the genesis was stored.
+    pub fn genesis_config(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        use redb::ReadableDatabase;
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(CONFIG)?;
+        let json = table.get("genesis")?.map(|v| v.value().to_vec());
+        Ok(json)
     }
 
     /// Number of the canonical head, or `None` before genesis is written.

@@ -9,8 +9,9 @@ use redb::{ReadableTable, Table, WriteTransaction};
 
 use super::{
     codec::{self, decode_account, encode_account},
-    Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS,
-    LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
+    Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, CONFIG, HASH_TO_NUMBER,
+    HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
+    TX_INDEX,
 };
 use crate::state::AccountChange;
 
@@ -56,6 +57,15 @@ impl Storage {
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db);
         Ok((block, hash))
+    }
+
+    /// Stores the genesis JSON the chain was created with (replacing any stored one), read back
+    /// by [`Storage::genesis_config`].
+    pub fn put_genesis_config(&self, json: &[u8]) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        tx.open_table(CONFIG)?.insert("genesis", json)?;
+        tx.commit()?;
+        Ok(())
     }
 }
 

@@ -124,3 +124,45 @@ fn block_with_a_wrong_state_root_is_rejected_naming_the_root() {
         "nothing of the bad block was written"
     );
 }
+
+#[test]
+fn fixture_block_with_a_bad_header_field_is_rejected_naming_the_field() {
+    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{FIXTURE}/genesis.json")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let chain = open_chain(dir.path(), spec).unwrap();
+    let mut blocks = fixture_blocks();
+    let first = blocks.remove(0);
+    let parent = first.header.clone();
+    chain.import(first).unwrap();
+    let good = blocks.remove(0);
+    type Tamper = fn(&mut alloy_consensus::Header, &alloy_consensus::Header);
+    let cases: [(&str, Tamper); 5] = [
+        ("timestamp", |h, p| h.timestamp = p.timestamp),
+        ("gas limit", |h, p| h.gas_limit = p.gas_limit * 2),
+        ("base fee", |h, _| {
+            h.base_fee_per_gas = h.base_fee_per_gas.map(|f| f + 1)
+        }),
+        ("withdrawals root", |h, _| {
+            h.withdrawals_root = Some(B256::repeat_byte(1))
+        }),
+        ("excess blob gas", |h, _| {
+            h.excess_blob_gas = h.excess_blob_gas.map(|e| e + 131_072)
+        }),
+    ];
+    for (field, tamper) in cases {
+        let mut bad = good.clone();
+        tamper(&mut bad.header, &parent);
+        let err = chain.import(bad).unwrap_err().to_string();
+        assert!(
+            err.contains("block 2") && err.contains(&format!("invalid {field}")),
+            "{err}"
+        );
+        assert_eq!(
+            chain.head().header.number,
+            1,
+            "nothing of the bad block was written"
+        );
+        assert!(chain.storage().block(2).unwrap().is_none());
+    }
+    chain.import(good).unwrap();
+}

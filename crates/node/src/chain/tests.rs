@@ -1,0 +1,361 @@
+//! Chain tests: blocks the sequencer builds import into a fresh chain; a block with one bad header
+//! field (re-sealed, so only the header rules can catch it) is refused and leaves nothing; the
+//! genesis stored with the chain is compared on reopen.
+
+use std::sync::Arc;
+
+use alloy_consensus::{Block, Header, TxEnvelope, TxLegacy};
+use alloy_primitives::{TxKind, B256, U256};
+use alloy_signer_local::PrivateKeySigner;
+
+use super::*;
+use crate::{
+    dev::{dev_accounts, dev_genesis, dev_sequencer},
+    storage::Storage,
+    test_utils::{self, key, sign, BOB},
+};
+
+fn open(dir: &std::path::Path, spec: &ChainSpec) -> Result<Chain, ChainError> {
+    let storage = Storage::open(&dir.join("chain.redb")).unwrap();
+    Chain::open(storage, Arc::new(spec.clone()))
+}
+
+fn dev() -> ChainSpec {
+    ChainSpec::from_genesis(dev_genesis(0)).unwrap()
+}
+
+/// A transfer of `value` wei to [`BOB`] by `from`.
+fn transfer(
+    spec: &ChainSpec,
+    from: &PrivateKeySigner,
+    nonce: u64,
+    value: u64,
+) -> alloy_consensus::transaction::Recovered<TxEnvelope> {
+    // Legacy: valid in every fork, before London too.
+    sign(
+        from,
+        TxLegacy {
+            chain_id: Some(spec.chain_id),
+            nonce,
+            gas_limit: 21_000,
+            gas_price: 20_000_000_000,
+            to: TxKind::Call(BOB),
+            value: U256::from(value),
+            ..Default::default()
+        },
+    )
+}
+
+/// Builds and commits the next block the way the miner does (`next_block`, `build_block`,
+/// `commit_built`), one second after the head.
+fn mine(
+    chain: &Chain,
+    txs: Vec<alloy_consensus::transaction::Recovered<TxEnvelope>>,
+) -> StoredBlock {
+    let next = chain.next_block_at(chain.head().header.timestamp + 1);
+    let state = chain.storage().state_at(None).unwrap();
+    let built = executor::build_block(
+        chain.spec(),
+        &state,
+        &next.parent.header,
+        next.attributes(),
+        txs.into_iter(),
+    )
+    .unwrap();
+    drop(state);
+    assert!(built.invalid.is_empty(), "{:?}", built.invalid);
+    chain
+        .commit_built(built, [0u8; clique::VANITY_LEN], &dev_sequencer())
+        .unwrap();
+    chain
+        .storage()
+        .block(chain.head().header.number)
+        .unwrap()
+        .unwrap()
+}
+
+fn as_block(stored: StoredBlock) -> Block<TxEnvelope> {
+    Block {
+        header: stored.header,
+        body: stored.body,
+    }
+}
+
+/// Mines `count` blocks (two transfers each) on a chain of `spec` and imports them into a second
+/// fresh chain, which ends with the same head.
+fn mine_and_import(spec: &ChainSpec, count: u64, sender: &PrivateKeySigner) -> Vec<Header> {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let miner = open(a.path(), spec).unwrap();
+    let follower = open(b.path(), spec).unwrap();
+    let mut headers = Vec::new();
+    for n in 0..count {
+        let txs = vec![
+            transfer(spec, sender, 2 * n, 1),
+            transfer(spec, sender, 2 * n + 1, 2),
+        ];
+        let block = mine(&miner, txs);
+        headers.push(block.header.clone());
+        let hash = follower
+            .import(as_block(block))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(hash, miner.head().hash);
+    }
+    assert_eq!(follower.head().hash, miner.head().hash);
+    headers
+}
+
+#[test]
+fn blocks_built_on_the_dev_chain_import_into_a_fresh_chain() {
+    let spec = dev();
+    let headers = mine_and_import(&spec, 4, &dev_accounts()[0]);
+    let last = headers.last().unwrap();
+    assert_eq!(last.base_fee_per_gas, Some(0));
+    assert!(last.requests_hash.is_some() && last.excess_blob_gas.is_some());
+}
+
+#[test]
+fn blocks_built_with_an_eip1559_base_fee_import_into_a_fresh_chain() {
+    // Post-merge Cancun, EIP-1559 base fee, no Clique section (so no seal is checked).
+    let spec = test_utils::dev_spec();
+    let headers = mine_and_import(&spec, 4, &key(0));
+    let fees: Vec<_> = headers
+        .iter()
+        .map(|h| h.base_fee_per_gas.unwrap())
+        .collect();
+    assert!(fees.windows(2).all(|w| w[1] < w[0]), "{fees:?}");
+}
+
+#[test]
+fn blocks_built_across_fork_transitions_import_into_a_fresh_chain() {
+    // London at block 2 (the gas limit doubles), Shanghai, Cancun and Prague by time at blocks
+    // 3, 4 and 5, no merge: each header field appears in its fork's first block.
+    let mut genesis = dev_genesis(0);
+    genesis.config.clique = None;
+    genesis.config.extra_fields.remove("zeroBaseFee");
+    genesis.config.london_block = Some(2);
+    genesis.config.merge_netsplit_block = None;
+    genesis.config.terminal_total_difficulty = None;
+    genesis.config.terminal_total_difficulty_passed = false;
+    genesis.config.shanghai_time = Some(3);
+    genesis.config.cancun_time = Some(4);
+    genesis.config.prague_time = Some(5);
+    let spec = ChainSpec::from_genesis(genesis).unwrap();
+    let headers = mine_and_import(&spec, 6, &dev_accounts()[0]);
+    let gas_limits: Vec<_> = headers.iter().map(|h| h.gas_limit).collect();
+    let genesis_limit = spec.genesis_header(B256::ZERO).gas_limit;
+    assert_eq!(gas_limits[0], genesis_limit);
+    assert_eq!(gas_limits[1], 2 * genesis_limit);
+    assert_eq!(headers[0].base_fee_per_gas, None);
+    assert_eq!(headers[1].base_fee_per_gas, Some(1_000_000_000));
+    assert!(headers[1].withdrawals_root.is_none() && headers[2].withdrawals_root.is_some());
+    assert!(headers[2].excess_blob_gas.is_none() && headers[3].excess_blob_gas == Some(0));
+    assert!(headers[3].requests_hash.is_none() && headers[4].requests_hash.is_some());
+}
+
+/// Block 1 of a dev chain with `tamper` applied to its header and re-sealed by the dev sequencer,
+/// imported into a fresh chain: the error, which must name `field`; nothing of it is stored.
+fn import_tampered(tamper: impl FnOnce(&mut Header), field: &str) -> String {
+    let spec = dev();
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let miner = open(a.path(), &spec).unwrap();
+    let mut block = as_block(mine(
+        &miner,
+        vec![transfer(&spec, &dev_accounts()[0], 0, 1)],
+    ));
+    tamper(&mut block.header);
+    clique::seal(
+        &mut block.header,
+        [0u8; clique::VANITY_LEN],
+        &dev_sequencer(),
+    );
+    let follower = open(b.path(), &spec).unwrap();
+    let genesis = follower.head();
+    let err = follower.import(block).unwrap_err().to_string();
+    assert!(
+        err.contains("block 1") && err.contains(field),
+        "error does not name block 1 and {field}: {err}"
+    );
+    assert_eq!(follower.head().hash, genesis.hash, "the head moved");
+    assert!(
+        follower.storage().block(1).unwrap().is_none(),
+        "the refused block is readable"
+    );
+    err
+}
+
+#[test]
+fn block_with_the_parents_timestamp_is_refused() {
+    let err = import_tampered(|h| h.timestamp = 0, "invalid timestamp");
+    assert!(err.contains("header has 0"), "{err}");
+}
+
+#[test]
+fn block_with_a_doubled_gas_limit_is_refused() {
+    let err = import_tampered(|h| h.gas_limit *= 2, "invalid gas limit");
+    assert!(err.contains("the parent's"), "{err}");
+}
+
+#[test]
+fn block_with_a_wrong_base_fee_is_refused() {
+    let err = import_tampered(|h| h.base_fee_per_gas = Some(7), "invalid base fee");
+    assert!(err.contains("header has 7, expected 0"), "{err}");
+}
+
+#[test]
+fn block_with_a_wrong_withdrawals_root_is_refused() {
+    import_tampered(
+        |h| h.withdrawals_root = Some(B256::repeat_byte(9)),
+        "invalid withdrawals root",
+    );
+}
+
+#[test]
+fn block_with_a_wrong_excess_blob_gas_is_refused() {
+    let err = import_tampered(
+        |h| h.excess_blob_gas = Some(131_072),
+        "invalid excess blob gas",
+    );
+    assert!(err.contains("header has 131072, expected 0"), "{err}");
+}
+
+#[test]
+fn block_with_a_wrong_blob_gas_used_is_refused() {
+    import_tampered(|h| h.blob_gas_used = Some(131_072), "invalid blob gas used");
+}
+
+#[test]
+fn block_with_a_wrong_ommers_hash_is_refused() {
+    import_tampered(|h| h.ommers_hash = B256::ZERO, "invalid ommers hash");
+}
+
+#[test]
+fn block_without_a_parent_beacon_block_root_is_refused() {
+    import_tampered(
+        |h| h.parent_beacon_block_root = None,
+        "invalid parent beacon block root",
+    );
+}
+
+#[test]
+fn block_with_a_wrong_requests_hash_is_refused_after_execution() {
+    import_tampered(
+        |h| h.requests_hash = Some(B256::repeat_byte(3)),
+        "invalid requests hash",
+    );
+}
+
+#[test]
+fn block_using_more_gas_than_its_limit_is_refused() {
+    import_tampered(|h| h.gas_used = h.gas_limit + 1, "invalid gas used");
+}
+
+#[test]
+fn clique_chain_whose_genesis_names_no_signer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = open(dir.path(), &test_utils::clique_spec())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("names no signer"), "{err}");
+}
+
+#[test]
+fn reopening_with_the_same_genesis_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dev();
+    let chain = open(dir.path(), &spec).unwrap();
+    mine(&chain, vec![]);
+    drop(chain);
+    let chain = open(dir.path(), &spec).unwrap();
+    assert_eq!(chain.head().header.number, 1);
+    drop(chain);
+    // The Clique period only paces the sequencer (`--dev --block-time`): it may change.
+    open(
+        dir.path(),
+        &ChainSpec::from_genesis(dev_genesis(5)).unwrap(),
+    )
+    .unwrap();
+}
+
+/// Opens a chain of the test dev spec, then reopens it with `change` applied to the genesis: the
+/// error, which must name `field`.
+fn reopen_changed(change: impl FnOnce(&mut alloy_genesis::Genesis), field: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = test_utils::dev_spec();
+    drop(open(dir.path(), &spec).unwrap());
+    let mut genesis = spec.genesis.clone();
+    change(&mut genesis);
+    let err = open(dir.path(), &ChainSpec::from_genesis(genesis).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(field), "error does not name {field}: {err}");
+    assert!(err.contains("another --data-path"), "{err}");
+    err
+}
+
+#[test]
+fn reopening_with_a_later_cancun_time_is_refused() {
+    let err = reopen_changed(
+        |g| g.config.cancun_time = Some(100),
+        "config.cancunTime: stored 0, configured 100",
+    );
+    assert!(!err.contains("alloc"), "{err}");
+}
+
+#[test]
+fn reopening_with_a_changed_balance_is_refused() {
+    let address = key(0).address();
+    let err = reopen_changed(
+        |g| g.alloc.get_mut(&address).unwrap().balance = U256::from(1),
+        "balance",
+    );
+    assert!(
+        err.contains(&format!(
+            "alloc.{}.balance",
+            address.to_string().to_lowercase()
+        )),
+        "{err}"
+    );
+    assert!(err.contains("configured 0x1"), "{err}");
+}
+
+#[test]
+fn reopening_with_another_chain_id_is_refused() {
+    reopen_changed(
+        |g| g.config.chain_id = 1,
+        "config.chainId: stored 1337, configured 1",
+    );
+}
+
+#[test]
+fn a_database_without_a_stored_genesis_gets_it_on_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = test_utils::dev_spec();
+    drop(open(dir.path(), &spec).unwrap());
+    // What a database written before the genesis was stored looks like.
+    {
+        let db = redb::Database::create(dir.path().join("chain.redb")).unwrap();
+        let tx = db.begin_write().unwrap();
+        tx.open_table(crate::storage::CONFIG)
+            .unwrap()
+            .remove("genesis")
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    let mut changed = spec.genesis.clone();
+    changed.config.cancun_time = Some(100);
+    let changed = ChainSpec::from_genesis(changed).unwrap();
+    // The old check (the genesis header hash) does not see the fork schedule...
+    drop(open(dir.path(), &spec).unwrap());
+    // ...but the genesis stored on that first open does.
+    let err = open(dir.path(), &changed).unwrap_err().to_string();
+    assert!(err.contains("config.cancunTime"), "{err}");
+}
+
+#[test]
+fn stored_genesis_round_trips_for_the_dev_and_fixture_chains() {
+    let (fixture, _) = test_utils::fixture_chain("cancun-20-blocks");
+    for spec in [dev(), fixture] {
+        let json = genesis::canonical_json(&spec.genesis);
+        genesis::compare(&json, &spec.genesis).unwrap();
+    }
+}
