@@ -81,8 +81,8 @@ pub fn build_next(
     pool: &Pool,
     next: &NextBlock,
 ) -> Result<executor::BuiltBlock, ChainError> {
-    // The head's state; if a block lands meanwhile, commit_built refuses the stale build.
-    let state = chain.storage().state_at(None)?;
+    // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
+    let state = chain.storage().state_at(Some(next.parent.header.number))?;
     let candidates = pool.best(next.base_fee);
     executor::build_block(
         chain.spec(),

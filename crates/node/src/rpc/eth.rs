@@ -94,12 +94,17 @@ impl EthRpc {
         let n = self.state_number_of(id)?;
         let storage = self.chain.storage();
         let head = self.chain.head();
+        // The state of exactly block `n`, even if a newer block commits meanwhile (the read
+        // snapshot moves before the head does); at the snapshot's head this reads the current
+        // tables.
+        let state = storage.state_at(Some(n))?;
         // The head's header is in memory: decode from storage only for older blocks.
-        if n == head.header.number {
-            return Ok((storage.state_at(None)?, head.header.clone()));
-        }
-        let header = storage.header(n)?.ok_or(RpcError::HeaderNotFound)?;
-        Ok((storage.state_at(Some(n))?, header))
+        let header = if n == head.header.number {
+            head.header.clone()
+        } else {
+            storage.header(n)?.ok_or(RpcError::HeaderNotFound)?
+        };
+        Ok((state, header))
     }
 
     fn stored_block(&self, n: Option<u64>) -> RpcResult<Option<StoredBlock>> {

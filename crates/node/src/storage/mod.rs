@@ -141,6 +141,15 @@ impl Storage {
         }
         let db = redb::Database::builder()
             .set_cache_size(crate::constants::DB_CACHE_BYTES)
+            // After an unclean shutdown redb checks and repairs the file before opening it,
+            // which takes a while on a large database: say so, so the node does not look hung.
+            .set_repair_callback(|session| {
+                tracing::info!(
+                    target: "l2node::storage",
+                    progress = %format!("{:.0}%", session.progress() * 100.0),
+                    "repairing the database after an unclean shutdown"
+                );
+            })
             .create(path)?;
         let storage = Self {
             db: Arc::new(db),
