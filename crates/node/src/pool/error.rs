@@ -112,13 +112,37 @@ pub enum PoolError {
         /// The transaction's maximum cost.
         want: U256,
     },
+    /// The sender's pooled transactions and this one together cost more than its balance
+    /// (geth's overdraft message).
+    #[error(
+        "insufficient funds for gas * price + value: balance {balance}, queued cost {queued_cost}, tx cost {tx_cost}, overshot {overshot}",
+        overshot = overshot(.balance, .queued_cost, .tx_cost)
+    )]
+    Overdraft {
+        /// The sender's balance.
+        balance: U256,
+        /// Maximum cost of the sender's other pooled transactions.
+        queued_cost: U256,
+        /// This transaction's maximum cost.
+        tx_cost: U256,
+    },
+    /// The sender already has as many queued (non-executable) transactions as allowed, all at
+    /// lower nonces (geth's `ErrAccountLimitExceeded`).
+    #[error("account limit exceeded: pooled {queued} queued txs, limit {limit}")]
+    AccountLimitExceeded {
+        /// The sender's queued transactions.
+        queued: usize,
+        /// The per-account queued limit.
+        limit: usize,
+    },
     /// The same transaction is already in the pool.
     #[error("already known")]
     AlreadyKnown,
     /// Same sender and nonce as a pooled transaction without the required fee bump.
     #[error("replacement transaction underpriced")]
     ReplaceUnderpriced,
-    /// The pool is full and the transaction does not pay more than the cheapest pooled one.
+    /// The pool is full and nothing may be evicted for the transaction: no queued transaction, no
+    /// sender above its share, nothing cheaper.
     #[error("txpool is full")]
     PoolFull,
     /// The journal file could not be opened, read or written.
@@ -127,6 +151,14 @@ pub enum PoolError {
     /// The state could not be read.
     #[error("state: {0}")]
     State(#[from] StorageError),
+}
+
+/// By how much `queued_cost + tx_cost` exceeds `balance` (computed for the message rather than
+/// stored, to keep the error small).
+fn overshot(balance: &U256, queued_cost: &U256, tx_cost: &U256) -> U256 {
+    queued_cost
+        .saturating_add(*tx_cost)
+        .saturating_sub(*balance)
 }
 
 impl PoolError {

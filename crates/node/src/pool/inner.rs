@@ -1,10 +1,12 @@
 //! The pool's indexes, behind the pool lock: per-sender nonce maps split into a pending run and
-//! a queued rest, the hash index, and a price index for eviction.
+//! a queued rest, the hash index, and the eviction indexes (senders by pending count, by queued
+//! count, by activity, and senders' last transactions by price).
 
 use std::{
     cmp::Reverse,
     collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap},
     sync::Arc,
+    time::{Duration, Instant},
 };
 
 use alloy_consensus::Transaction;
@@ -17,20 +19,38 @@ use super::PooledTx;
 pub(crate) type PriceKey = (i128, u128, Reverse<u64>, B256);
 
 /// One sender's transactions. Pending are the nonces `base..pending_end` (contiguous from the
-/// account nonce, executable in order); the rest are queued behind a gap.
-#[derive(Debug, Default)]
+/// account nonce, all present, executable in order); the rest are queued behind a gap.
+#[derive(Debug)]
 pub(crate) struct SenderTxs {
     pub txs: BTreeMap<u64, Arc<PooledTx>>,
     /// The account nonce as last seen in state.
     pub base: u64,
     /// First nonce after the contiguous run starting at `base`.
     pub pending_end: u64,
+    /// Sum of the transactions' maximum costs (`gas * maxFee + value`).
+    pub cost: U256,
+    /// Last activity: the sender's first transaction, a transaction becoming pending, or a block
+    /// advancing its nonce (geth's heartbeat). Adding queued transactions does not count.
+    pub active: Instant,
+}
+
+/// What the eviction indexes know of a sender; compared before and after each change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Snapshot {
+    pending: usize,
+    queued: usize,
+    active: Instant,
+    /// Price key of the highest-nonce transaction.
+    tail: Option<PriceKey>,
 }
 
 impl SenderTxs {
-    fn counts(&self) -> (usize, usize) {
-        let pending = self.txs.range(self.base..self.pending_end).count();
-        (pending, self.txs.len() - pending)
+    pub(super) fn pending_count(&self) -> usize {
+        usize::try_from(self.pending_end - self.base).unwrap_or(usize::MAX)
+    }
+
+    pub(super) fn queued_count(&self) -> usize {
+        self.txs.len() - self.pending_count()
     }
 
     pub(super) fn is_pending(&self, nonce: u64) -> bool {
@@ -47,10 +67,14 @@ impl SenderTxs {
         promoted
     }
 
-    pub(super) fn pending(&self) -> impl Iterator<Item = &Arc<PooledTx>> {
+    pub(super) fn pending(&self) -> impl DoubleEndedIterator<Item = &Arc<PooledTx>> {
         self.txs
             .range(self.base..self.pending_end)
             .map(|(_, tx)| tx)
+    }
+
+    pub(super) fn queued(&self) -> impl DoubleEndedIterator<Item = &Arc<PooledTx>> {
+        self.txs.range(self.pending_end..).map(|(_, tx)| tx)
     }
 }
 
@@ -59,11 +83,21 @@ impl SenderTxs {
 pub(crate) struct Inner {
     pub all: HashMap<B256, Arc<PooledTx>>,
     pub senders: HashMap<Address, SenderTxs>,
+    /// Each sender's highest-nonce transaction (the only one evictable without leaving a gap),
+    /// by price.
     by_price: BTreeSet<PriceKey>,
+    /// Senders with pending transactions by their count (the largest loses slots first).
+    by_pending: BTreeSet<(usize, Address)>,
+    /// Senders with queued transactions: the most queued first, then the least recently active.
+    by_queued: BTreeSet<(Reverse<usize>, Instant, Address)>,
+    /// Senders with queued transactions by last activity (the lifetime).
+    by_activity: BTreeSet<(Instant, Address)>,
     /// Base fee the price index is keyed at.
     base_fee: u64,
     pub pending: usize,
     pub queued: usize,
+    /// Total bytes of the pooled encodings.
+    pub bytes: usize,
     /// Arrival counter: ties in price are broken by arrival.
     pub next_seq: u64,
     /// Blocks seen by `on_new_block` so far.
@@ -84,6 +118,48 @@ fn effective_tip(tx: &PooledTx, base_fee: u64) -> i128 {
     let max_fee = i128::try_from(tx.max_fee()).unwrap_or(i128::MAX);
     let tip = i128::try_from(tx.tip_cap()).unwrap_or(i128::MAX);
     tip.min(max_fee - i128::from(base_fee))
+}
+
+/// The limits the pool enforces (from its config).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub max_txs: usize,
+    pub max_bytes: usize,
+    pub max_queued: usize,
+    pub account_slots: usize,
+    pub account_queue: usize,
+}
+
+/// A transaction about to be admitted, as the room planning sees it.
+#[derive(Debug)]
+pub(crate) struct Arrival<'a> {
+    pub tx: &'a PooledTx,
+    /// The same-nonce transaction it replaces.
+    pub replaced: Option<&'a PooledTx>,
+    /// Whether it will be pending (its nonce continues or is inside the sender's pending run).
+    pub executable: bool,
+}
+
+/// Transactions chosen for eviction, with what their removal frees.
+#[derive(Debug, Default)]
+pub(crate) struct Victims {
+    pub txs: Vec<Arc<PooledTx>>,
+    bytes: usize,
+    queued: usize,
+    per_sender: HashMap<Address, usize>,
+}
+
+impl Victims {
+    pub(super) fn push(&mut self, tx: &Arc<PooledTx>, queued: bool) {
+        self.bytes += tx.raw.len();
+        self.queued += usize::from(queued);
+        *self.per_sender.entry(tx.sender()).or_default() += 1;
+        self.txs.push(tx.clone());
+    }
+
+    fn taken(&self, sender: &Address) -> usize {
+        self.per_sender.get(sender).copied().unwrap_or(0)
+    }
 }
 
 impl Inner {
@@ -128,37 +204,89 @@ impl Inner {
     pub(super) fn set_base_fee(&mut self, base_fee: u64) {
         if base_fee != self.base_fee {
             self.base_fee = base_fee;
-            let keys = self.all.values().map(|tx| self.price_key(tx)).collect();
+            let keys = self
+                .senders
+                .values()
+                .filter_map(|s| s.txs.values().next_back())
+                .map(|tx| self.price_key(tx))
+                .collect();
             self.by_price = keys;
         }
     }
 
-    /// The cheapest pooled transaction, the first to evict.
-    pub(super) fn cheapest(&self) -> Option<PriceKey> {
-        self.by_price.first().copied()
+    fn snapshot(&self, s: &SenderTxs) -> Snapshot {
+        Snapshot {
+            pending: s.pending_count(),
+            queued: s.queued_count(),
+            active: s.active,
+            tail: s.txs.values().next_back().map(|tx| self.price_key(tx)),
+        }
     }
 
-    /// Runs `f` on `sender`'s entry keeping the pending/queued totals right, and drops the entry
-    /// when it ends up empty. The entry is created with `base` as account nonce if missing.
+    fn unindex(&mut self, sender: Address, snap: &Snapshot) {
+        if let Some(key) = &snap.tail {
+            self.by_price.remove(key);
+        }
+        if snap.pending > 0 {
+            self.by_pending.remove(&(snap.pending, sender));
+        }
+        if snap.queued > 0 {
+            self.by_queued
+                .remove(&(Reverse(snap.queued), snap.active, sender));
+            self.by_activity.remove(&(snap.active, sender));
+        }
+        self.pending -= snap.pending;
+        self.queued -= snap.queued;
+    }
+
+    fn index(&mut self, sender: Address, snap: &Snapshot) {
+        if let Some(key) = snap.tail {
+            self.by_price.insert(key);
+        }
+        if snap.pending > 0 {
+            self.by_pending.insert((snap.pending, sender));
+        }
+        if snap.queued > 0 {
+            self.by_queued
+                .insert((Reverse(snap.queued), snap.active, sender));
+            self.by_activity.insert((snap.active, sender));
+        }
+        self.pending += snap.pending;
+        self.queued += snap.queued;
+    }
+
+    /// Runs `f` on `sender`'s entry keeping the totals and the eviction indexes right, and drops
+    /// the entry when it ends up empty. The entry is created with `base` as account nonce if
+    /// missing. O(log n) besides what `f` does.
     fn with_sender<R>(
         &mut self,
         sender: Address,
         base: u64,
         f: impl FnOnce(&mut SenderTxs) -> R,
     ) -> R {
+        let before = self.senders.get(&sender).map(|s| self.snapshot(s));
         let entry = self.senders.entry(sender).or_insert_with(|| SenderTxs {
             txs: BTreeMap::new(),
             base,
             pending_end: base,
+            cost: U256::ZERO,
+            active: Instant::now(),
         });
-        let (p0, q0) = entry.counts();
         let out = f(entry);
-        let (p1, q1) = entry.counts();
-        if entry.txs.is_empty() {
+        let after = if entry.txs.is_empty() {
             self.senders.remove(&sender);
+            None
+        } else {
+            self.senders.get(&sender).map(|s| self.snapshot(s))
+        };
+        if before != after {
+            if let Some(snap) = before {
+                self.unindex(sender, &snap);
+            }
+            if let Some(snap) = after {
+                self.index(sender, &snap);
+            }
         }
-        self.pending = self.pending + p1 - p0;
-        self.queued = self.queued + q1 - q0;
         out
     }
 
@@ -168,38 +296,44 @@ impl Inner {
     pub(super) fn insert(&mut self, tx: Arc<PooledTx>, account_nonce: u64) -> Vec<B256> {
         let sender = tx.sender();
         let nonce = tx.nonce();
-        if let Some(old) = self
+        let replaced = self
             .senders
             .get(&sender)
             .and_then(|s| s.txs.get(&nonce))
-            .cloned()
-        {
+            .cloned();
+        if let Some(old) = &replaced {
             self.all.remove(&old.hash);
-            let key = self.price_key(&old);
-            self.by_price.remove(&key);
+            self.bytes -= old.raw.len();
         }
         self.all.insert(tx.hash, tx.clone());
-        let key = self.price_key(&tx);
-        self.by_price.insert(key);
+        self.bytes += tx.raw.len();
         self.with_sender(sender, account_nonce, |s| {
             let hash = tx.hash;
+            if let Some(old) = &replaced {
+                s.cost = s.cost.saturating_sub(old.cost);
+            }
+            s.cost = s.cost.saturating_add(tx.cost);
             s.txs.insert(nonce, tx);
-            if s.is_pending(nonce) {
+            let promoted = if s.is_pending(nonce) {
                 vec![hash]
             } else {
                 s.extend_run()
+            };
+            if !promoted.is_empty() {
+                s.active = Instant::now();
             }
+            promoted
         })
     }
 
     /// Removes one transaction; its sender's later pending transactions drop back to queued.
     pub(super) fn remove(&mut self, hash: &B256) -> Option<Arc<PooledTx>> {
         let tx = self.all.remove(hash)?;
-        let key = self.price_key(&tx);
-        self.by_price.remove(&key);
+        self.bytes -= tx.raw.len();
         let base = self.senders.get(&tx.sender()).map_or(0, |s| s.base);
         self.with_sender(tx.sender(), base, |s| {
             s.txs.remove(&tx.nonce());
+            s.cost = s.cost.saturating_sub(tx.cost);
             if s.is_pending(tx.nonce()) {
                 s.pending_end = tx.nonce();
             }
@@ -207,9 +341,10 @@ impl Inner {
         Some(tx)
     }
 
-    /// Brings one sender up to date with its account: drops transactions whose nonce is used,
-    /// that cost more than the balance, or that exceed the block gas limit; re-splits pending
-    /// and queued. Returns the hashes that moved from queued to pending.
+    /// Brings one sender up to date with its account: drops transactions whose nonce is used or
+    /// that exceed the block gas limit, and, from the highest nonce down, those the balance no
+    /// longer covers together with the ones before them; re-splits pending and queued. Returns
+    /// the hashes that moved from queued to pending.
     pub(super) fn reconcile(
         &mut self,
         sender: Address,
@@ -220,10 +355,19 @@ impl Inner {
         let Some(entry) = self.senders.get(&sender) else {
             return Vec::new();
         };
+        let mut spent = U256::ZERO;
+        let mut overdrawn = false;
         let doomed: Vec<B256> = entry
             .txs
             .values()
-            .filter(|tx| tx.nonce() < nonce || tx.cost > balance || tx.gas_limit() > gas_limit)
+            .filter(|tx| {
+                if tx.nonce() < nonce {
+                    return true;
+                }
+                spent = spent.saturating_add(tx.cost);
+                overdrawn |= spent > balance;
+                overdrawn || tx.gas_limit() > gas_limit
+            })
             .map(|tx| tx.hash)
             .collect();
         for hash in &doomed {
@@ -237,12 +381,165 @@ impl Inner {
             s.base = nonce;
             s.pending_end = nonce;
             s.extend_run();
-            s.txs
+            let promoted: Vec<B256> = s
+                .txs
                 .range(s.base..s.pending_end)
                 .filter(|(n, _)| !(old_base..old_end).contains(*n))
                 .map(|(_, tx)| tx.hash)
-                .collect()
+                .collect();
+            if nonce > old_base || !promoted.is_empty() {
+                s.active = Instant::now();
+            }
+            promoted
         })
+    }
+
+    /// Chooses what to evict so that `new` fits the limits, without changing the pool; `None`
+    /// when it cannot fit ("txpool is full"). `victims` may already hold transactions (the
+    /// sender's own highest queued one displaced by a lower nonce). Never picks a transaction
+    /// of the arriving sender, and always a sender's highest remaining nonce, so no pending
+    /// transaction is left behind a gap. In order:
+    ///
+    /// 1. queued transactions, from the sender with the most queued (then the least recently
+    ///    active), highest nonce first; a queued arrival only takes them from a sender that keeps
+    ///    more queued than the arrival's sender will have;
+    /// 2. for an executable arrival, pending transactions of the sender holding the most above
+    ///    its `account_slots` guarantee, while it keeps more than the arrival's sender will have:
+    ///    this works at price 0;
+    /// 3. for an executable arrival from a sender within its guarantee, senders' last
+    ///    transactions paying strictly less than the arrival, cheapest first (geth's rule).
+    ///
+    /// O((victims + senders visited) log n): each walk stops at the first sender that cannot
+    /// give room, since the indexes are sorted.
+    pub(super) fn plan_room(
+        &self,
+        limits: &Limits,
+        new: &Arrival<'_>,
+        mut victims: Victims,
+    ) -> Option<Victims> {
+        let sender = new.tx.sender();
+        let own = self.senders.get(&sender);
+        let own_pending = own.map_or(0, |s| s.pending_count());
+        let own_queued = own.map_or(0, |s| s.queued_count());
+        let adds_queued = !new.executable && new.replaced.is_none();
+        let fits = |v: &Victims| {
+            let count = self.all.len() - v.txs.len() + usize::from(new.replaced.is_none());
+            let bytes =
+                self.bytes - v.bytes - new.replaced.map_or(0, |r| r.raw.len()) + new.tx.raw.len();
+            let queued_ok = !adds_queued || self.queued - v.queued < limits.max_queued;
+            count <= limits.max_txs && bytes <= limits.max_bytes && queued_ok
+        };
+        if fits(&victims) {
+            return Some(victims);
+        }
+        // 1. Queued first.
+        for (Reverse(queued), _, addr) in &self.by_queued {
+            if !new.executable && *queued <= own_queued + 1 {
+                break;
+            }
+            if *addr == sender {
+                continue;
+            }
+            for tx in self.senders[addr].queued().rev() {
+                if !new.executable && queued - victims.taken(addr) <= own_queued + 1 {
+                    break;
+                }
+                victims.push(tx, true);
+                if fits(&victims) {
+                    return Some(victims);
+                }
+            }
+        }
+        if !new.executable {
+            return None;
+        }
+        // 2. Pending of the senders above their guarantee, by share.
+        for (pending, addr) in self.by_pending.iter().rev() {
+            if *pending <= limits.account_slots || *pending <= own_pending + 1 {
+                break;
+            }
+            if *addr == sender {
+                continue;
+            }
+            for tx in self.senders[addr].pending().rev() {
+                let left = pending - victims.taken(addr);
+                if left <= limits.account_slots || left <= own_pending + 1 {
+                    break;
+                }
+                victims.push(tx, false);
+                if fits(&victims) {
+                    return Some(victims);
+                }
+            }
+        }
+        // 3. By price, for senders within their guarantee.
+        if own_pending >= limits.account_slots {
+            return None;
+        }
+        let new_key = self.price_key(new.tx);
+        for key in &self.by_price {
+            if (key.0, key.1) >= (new_key.0, new_key.1) {
+                break;
+            }
+            let tx = &self.all[&key.3];
+            if tx.sender() == sender || victims.taken(&tx.sender()) > 0 {
+                continue;
+            }
+            let queued = !self.senders[&tx.sender()].is_pending(tx.nonce());
+            victims.push(tx, queued);
+            if fits(&victims) {
+                return Some(victims);
+            }
+        }
+        None
+    }
+
+    /// Drops the queued transactions of senders inactive since `now - lifetime` (geth's
+    /// lifetime); returns how many were dropped. O(dropped log n).
+    pub(super) fn expire_queued(&mut self, now: Instant, lifetime: Duration) -> usize {
+        let mut dropped = 0;
+        while let Some(&(active, addr)) = self.by_activity.first() {
+            if now.saturating_duration_since(active) < lifetime {
+                break;
+            }
+            let hashes: Vec<B256> = self.senders[&addr].queued().map(|tx| tx.hash).collect();
+            if hashes.is_empty() {
+                break;
+            }
+            for hash in &hashes {
+                self.remove(hash);
+            }
+            dropped += hashes.len();
+        }
+        dropped
+    }
+
+    /// Brings the queued counts back within the limits after transactions were demoted (a
+    /// removal or a block left a gap): `senders`' queued beyond `account_queue` first, then the
+    /// most queued senders' while the pool holds more than `max_queued`, highest nonces first.
+    pub(super) fn truncate_queued(&mut self, senders: &[Address], limits: &Limits) -> usize {
+        let mut dropped = 0;
+        for addr in senders {
+            let excess: Vec<B256> = self.senders.get(addr).map_or(Vec::new(), |s| {
+                let over = s.queued_count().saturating_sub(limits.account_queue);
+                s.queued().rev().take(over).map(|tx| tx.hash).collect()
+            });
+            for hash in &excess {
+                self.remove(hash);
+            }
+            dropped += excess.len();
+        }
+        while self.queued > limits.max_queued {
+            let Some(&(_, _, addr)) = self.by_queued.first() else {
+                break;
+            };
+            let Some(hash) = self.senders[&addr].queued().next_back().map(|tx| tx.hash) else {
+                break;
+            };
+            self.remove(&hash);
+            dropped += 1;
+        }
+        dropped
     }
 
     /// Executable transactions in block order: per sender the pending run in nonce order,

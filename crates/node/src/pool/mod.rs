@@ -3,9 +3,18 @@
 //! Transactions are validated ([`validate`]) against the context of the next block ([`NextBlock`])
 //! and the sender's account from a [`StateReader`], then kept per sender: the run of nonces
 //! contiguous from the account nonce is *pending* (executable in order), the rest is *queued*
-//! behind a nonce gap and promoted when the gap closes. One global cap bounds the pool; when it
-//! is full the transaction with the lowest effective tip is evicted for a better-paying one.
-//! Accepted transactions are journaled so the pool survives a restart ([`journal`]).
+//! behind a nonce gap and promoted when the gap closes.
+//!
+//! Transactions can cost nothing on this network, so spam is free and the pool is bounded the
+//! way geth's legacypool is, by counts and not only by price ([`PoolConfig`]): queued
+//! transactions per sender and in total, their lifetime, the pool's transactions and bytes, and
+//! the cumulative cost of a sender's transactions against its balance. When the pool is full a
+//! newcomer evicts queued transactions first, then pending ones of the sender holding the most
+//! slots above its guarantee, then (geth's rule) cheaper ones; always a sender's highest nonce,
+//! so no pending transaction is left behind a gap, and never to let a sender grow past its share.
+//! Executable transactions are journaled so the pool survives a restart ([`journal`]); queued
+//! ones are journaled only once they become pending, so junk that can never execute does not
+//! come back.
 
 mod error;
 mod inner;
@@ -17,7 +26,12 @@ pub(crate) mod test_utils;
 #[cfg(test)]
 mod tests;
 
-use std::{collections::BTreeMap, path::PathBuf, sync::Arc, time::Instant};
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use alloy_consensus::{
     transaction::{Recovered, SignerRecoverable},
@@ -31,14 +45,27 @@ use tokio::sync::broadcast;
 pub use error::PoolError;
 
 use crate::{chain::NextBlock, constants, storage::StateReader};
-use inner::Inner;
+use inner::{Arrival, Inner, Limits, Victims};
 use journal::Journal;
 
 /// Pool settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
-    /// Capacity, pending and queued together.
+    /// Capacity in transactions, pending and queued together; also the global pending limit
+    /// (geth's `GlobalSlots`), since queued transactions are evicted first when the pool is full.
     pub max_txs: usize,
+    /// Capacity in bytes of transaction encodings, pending and queued together.
+    pub max_bytes: usize,
+    /// Queued transactions in the whole pool (geth's `GlobalQueue`).
+    pub max_queued: usize,
+    /// Pending transactions guaranteed to each sender when the pool is full (geth's
+    /// `AccountSlots`).
+    pub account_slots: usize,
+    /// Queued transactions per sender (geth's `AccountQueue`).
+    pub account_queue: usize,
+    /// Queued transactions of a sender without activity for this long are dropped (geth's
+    /// `Lifetime`); checked after each block.
+    pub queue_lifetime: Duration,
     /// Journal file; `None` keeps the pool in memory only.
     pub journal_path: Option<PathBuf>,
     /// Minimum percent by which a replacement must raise both max fee and tip.
@@ -51,6 +78,11 @@ impl Default for PoolConfig {
     fn default() -> Self {
         Self {
             max_txs: constants::POOL_MAX_TXS,
+            max_bytes: constants::POOL_MAX_BYTES,
+            max_queued: constants::POOL_GLOBAL_QUEUE,
+            account_slots: constants::POOL_ACCOUNT_SLOTS,
+            account_queue: constants::POOL_ACCOUNT_QUEUE,
+            queue_lifetime: constants::POOL_QUEUE_LIFETIME,
             journal_path: None,
             price_bump_percent: constants::POOL_PRICE_BUMP_PERCENT,
             max_tx_size: constants::POOL_MAX_TX_SIZE,
@@ -144,7 +176,8 @@ impl Pool {
         })
     }
 
-    /// Decodes, validates and inserts a raw EIP-2718 transaction; returns its hash.
+    /// Decodes, validates and inserts a raw EIP-2718 transaction; returns its hash. The size is
+    /// checked before any decoding or signature recovery.
     pub fn add_raw(
         &self,
         raw: &[u8],
@@ -172,6 +205,12 @@ impl Pool {
         ctx: &NextBlock,
         journal: bool,
     ) -> Result<B256, PoolError> {
+        if raw.len() > self.cfg.max_tx_size {
+            return Err(PoolError::OversizedData {
+                size: raw.len(),
+                limit: self.cfg.max_tx_size,
+            });
+        }
         let env = validate::decode_raw(raw)?;
         // Cheap duplicate check before the signature recovery.
         if self.inner.lock().all.contains_key(env.tx_hash()) {
@@ -217,6 +256,9 @@ impl Pool {
             });
         }
         inner.set_base_fee(ctx.base_fee);
+        // Also here, not only after blocks: with no block for a while the lifetime still holds.
+        // O(1) unless something expires.
+        self.expire_queued(&mut inner, Instant::now());
         let mut promoted = Vec::new();
         if inner
             .senders
@@ -233,43 +275,97 @@ impl Pool {
             seq: inner.next_seq,
             cost,
         });
-        let replaced = inner
-            .senders
-            .get(&sender)
-            .and_then(|s| s.txs.get(&nonce))
-            .cloned();
-        let mut evict = None;
-        match &replaced {
-            Some(old) if !self.bump_ok(old, &pooled) => {
+        let limits = self.limits();
+        let own = inner.senders.get(&sender);
+        let replaced = own.and_then(|s| s.txs.get(&nonce)).cloned();
+        if let Some(old) = &replaced {
+            if !self.bump_ok(old, &pooled) {
                 return Err(PoolError::ReplaceUnderpriced);
             }
-            Some(_) => {}
-            None if inner.all.len() >= self.cfg.max_txs => {
-                let cheapest = inner.cheapest().ok_or(PoolError::PoolFull)?;
-                let new = inner.price_key(&pooled);
-                if (new.0, new.1) <= (cheapest.0, cheapest.1) {
-                    return Err(PoolError::PoolFull);
+        }
+        // geth's overdraft check: the sender's other transactions plus this one, against the
+        // balance (a replacement counts instead of the transaction it replaces).
+        let spent = own
+            .map_or(U256::ZERO, |s| s.cost)
+            .saturating_sub(replaced.as_ref().map_or(U256::ZERO, |old| old.cost));
+        let need = spent.saturating_add(cost);
+        if need > balance {
+            return Err(PoolError::Overdraft {
+                balance,
+                queued_cost: spent,
+                tx_cost: cost,
+            });
+        }
+        let pending_end = own.map_or(account_nonce, |s| s.pending_end);
+        let executable = nonce <= pending_end;
+        let mut victims = Victims::default();
+        let own_queued = own.map_or(0, |s| s.queued_count());
+        if !executable && replaced.is_none() && own_queued >= limits.account_queue {
+            // Like geth's per-account cap, keep the lowest nonces: a lower one displaces the
+            // highest queued, a higher one is refused.
+            match own.and_then(|s| s.queued().next_back()) {
+                Some(highest) if highest.nonce() > nonce => victims.push(highest, true),
+                _ => {
+                    return Err(PoolError::AccountLimitExceeded {
+                        queued: own_queued,
+                        limit: limits.account_queue,
+                    })
                 }
-                evict = Some(cheapest.3);
             }
-            None => {}
         }
+        let arrival = Arrival {
+            tx: &pooled,
+            replaced: replaced.as_deref(),
+            executable,
+        };
+        let victims = inner
+            .plan_room(&limits, &arrival, victims)
+            .ok_or(PoolError::PoolFull)?;
         if journal {
-            // Journal before changing the pool: an error leaves it as it was.
-            self.journal_append(&pooled.raw)?;
+            // Journal before changing the pool: an error leaves it as it was. Only what is (or
+            // becomes) pending is journaled.
+            let mut raws: Vec<Bytes> = promoted
+                .iter()
+                .filter_map(|h| inner.all.get(h))
+                .map(|tx| tx.raw.clone())
+                .collect();
+            if executable {
+                raws.push(pooled.raw.clone());
+                if nonce == pending_end {
+                    if let Some(s) = inner.senders.get(&sender) {
+                        // The queued run this transaction promotes.
+                        raws.extend(
+                            (nonce + 1..)
+                                .map_while(|n| s.txs.get(&n))
+                                .map(|tx| tx.raw.clone()),
+                        );
+                    }
+                }
+            }
+            self.journal_append(raws.iter().map(|r| r.as_ref()))?;
         }
-        if let Some(victim) = evict {
-            tracing::debug!(evicted = %victim, for_tx = %hash, "pool full, evicting the cheapest");
-            inner.remove(&victim);
+        for victim in &victims.txs {
+            tracing::debug!(evicted = %victim.hash, for_tx = %hash, "pool full, evicting");
+            inner.remove(&victim.hash);
         }
         inner.next_seq += 1;
         promoted.extend(inner.insert(pooled, account_nonce));
-        if replaced.is_some() {
+        if replaced.is_some() || !victims.txs.is_empty() {
             self.maybe_compact(&inner);
         }
         drop(inner);
         self.notify(promoted);
         Ok(hash)
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            max_txs: self.cfg.max_txs,
+            max_bytes: self.cfg.max_bytes,
+            max_queued: self.cfg.max_queued,
+            account_slots: self.cfg.account_slots,
+            account_queue: self.cfg.account_queue,
+        }
     }
 
     /// geth's replacement rule: both max fee and tip strictly higher and at least
@@ -283,19 +379,36 @@ impl Pool {
             && U256::from(new.tip_cap()) >= threshold(old.tip_cap())
     }
 
-    fn journal_append(&self, raw: &[u8]) -> Result<(), PoolError> {
+    fn journal_append<'a>(
+        &self,
+        raws: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), PoolError> {
         if let Some(j) = self.journal.lock().as_mut() {
-            j.append(raw)?;
+            for raw in raws {
+                j.append(raw)?;
+            }
         }
         Ok(())
     }
 
-    /// Rewrites the journal with the live transactions once dead records outnumber them:
-    /// each rewrite is O(pool) but follows at least as many appends, so O(1) amortised.
+    /// Journals transactions that just became pending (after a block), logging a failure: the
+    /// pool change already happened and is right without them.
+    fn journal_promoted(&self, inner: &Inner, hashes: &[B256]) {
+        let raws = hashes
+            .iter()
+            .filter_map(|h| inner.all.get(h))
+            .map(|tx| tx.raw.as_ref());
+        if let Err(e) = self.journal_append(raws) {
+            tracing::warn!(error = %e, "could not journal promoted transactions");
+        }
+    }
+
+    /// Rewrites the journal with the live pending transactions once dead records outnumber
+    /// them: each rewrite is O(pool) but follows at least as many appends, so O(1) amortised.
     fn maybe_compact(&self, inner: &Inner) {
         let mut guard = self.journal.lock();
         let Some(j) = guard.as_mut() else { return };
-        let live = inner.all.len();
+        let live = inner.pending;
         if j.records() <= constants::POOL_JOURNAL_COMPACT_MIN_RECORDS || j.records() <= 2 * live {
             return;
         }
@@ -304,12 +417,13 @@ impl Pool {
         }
     }
 
-    /// Writes the live transactions, per sender in nonce order.
+    /// Writes the live pending transactions, per sender in nonce order (queued ones are not
+    /// persisted: see the module docs).
     fn rewrite_journal(j: &mut Journal, inner: &Inner) -> std::io::Result<()> {
         let txs = inner
             .senders
             .values()
-            .flat_map(|s| s.txs.values())
+            .flat_map(|s| s.pending())
             .map(|tx| tx.raw.as_ref());
         j.rewrite(txs)
     }
@@ -329,8 +443,9 @@ impl Pool {
     }
 
     /// After a block: re-reads every pooled sender's account and drops included or stale
-    /// transactions (nonce below the account nonce), those the balance no longer covers and
-    /// those above the block gas limit; promotes queued transactions whose gap closed.
+    /// transactions (nonce below the account nonce), those the balance no longer covers
+    /// (together, from the highest nonce down) and those above the block gas limit; promotes
+    /// queued transactions whose gap closed; drops queued transactions past their lifetime.
     pub fn on_new_block(&self, state: &dyn StateReader, ctx: &NextBlock) {
         let senders: Vec<Address> = self.inner.lock().senders.keys().copied().collect();
         self.on_new_block_touched(state, ctx, &senders);
@@ -358,22 +473,47 @@ impl Pool {
         inner.next_epoch();
         inner.set_base_fee(ctx.base_fee);
         let mut promoted = Vec::new();
+        let mut reconciled = Vec::with_capacity(accounts.len());
         for (addr, (nonce, balance)) in accounts {
             inner.note_nonce(addr, nonce);
             promoted.extend(inner.reconcile(addr, nonce, balance, ctx.gas_limit));
+            reconciled.push(addr);
         }
+        // A transaction dropped above the gas limit can leave later ones queued.
+        inner.truncate_queued(&reconciled, &self.limits());
+        promoted.retain(|h| inner.all.contains_key(h));
+        self.journal_promoted(&inner, &promoted);
+        self.expire_queued(&mut inner, Instant::now());
         self.maybe_compact(&inner);
         drop(inner);
         self.notify(promoted);
+    }
+
+    /// Drops the queued transactions of senders without activity for `queue_lifetime` before
+    /// `now` (run after each block, as the miner calls [`Pool::on_new_block_touched`], and on
+    /// each admission).
+    fn expire_queued(&self, inner: &mut Inner, now: Instant) -> usize {
+        let dropped = inner.expire_queued(now, self.cfg.queue_lifetime);
+        if dropped > 0 {
+            tracing::debug!(
+                dropped,
+                "pool: dropped queued transactions past their lifetime"
+            );
+        }
+        dropped
     }
 
     /// Removes transactions (e.g. one that failed in block building); the senders' later
     /// transactions move back to queued.
     pub fn remove(&self, hashes: &[B256]) {
         let mut inner = self.inner.lock();
-        for hash in hashes {
-            inner.remove(hash);
-        }
+        let senders: Vec<Address> = hashes
+            .iter()
+            .filter_map(|hash| inner.remove(hash))
+            .map(|tx| tx.sender())
+            .collect();
+        // The demoted transactions count against the queued limits.
+        inner.truncate_queued(&senders, &self.limits());
         self.maybe_compact(&inner);
     }
 
@@ -421,9 +561,10 @@ impl Pool {
         self.events.subscribe()
     }
 
-    /// Loads the journal, re-validating each transaction against `state` (those that no longer
-    /// validate are dropped silently), then rewrites it with the survivors. Returns how many
-    /// transactions were restored.
+    /// Loads the journal, re-validating each transaction against `state` through the same
+    /// admission as new ones, limits included (those refused are dropped silently), then
+    /// rewrites it with the pending survivors, so refused and queued records do not accumulate
+    /// across restarts. Returns how many transactions were restored.
     pub fn load_journal(
         &self,
         state: &dyn StateReader,

@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
-use alloy_consensus::{SignableTransaction, TxEip4844, TxEip7702, TxEnvelope};
+use alloy_consensus::{
+    transaction::Recovered, SignableTransaction, TxEip4844, TxEip7702, TxEnvelope,
+};
 use alloy_eips::eip7702::Authorization;
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer::SignerSync;
 
 use super::{test_utils::*, Pool, PoolConfig, PoolError};
+use crate::constants::POOL_ACCOUNT_QUEUE;
 
 fn pool() -> Pool {
     Pool::new(PoolConfig::default()).unwrap()
@@ -483,14 +486,16 @@ fn journal_restores_pending_after_restart() {
     };
     let (a, b) = (signer(1), signer(2));
     let mut state = MemState::funded(&[&a, &b]);
-    let (a0, a1, b5);
+    // (b's transactions used to be queued at nonce 5 and were restored as queued: the journal
+    // now keeps executable transactions only, see `journal_does_not_restore_queued_junk`.)
+    let (a0, a1, b0);
     {
         let p = Pool::new(cfg.clone()).unwrap();
         a0 = p.add(transfer(&a, 0, 100, 1), &state, &ctx()).unwrap();
         a1 = p.add(transfer(&a, 1, 100, 1), &state, &ctx()).unwrap();
-        b5 = p.add(transfer(&b, 5, 100, 1), &state, &ctx()).unwrap();
+        b0 = p.add(transfer(&b, 0, 100, 1), &state, &ctx()).unwrap();
         // Replaced: its journal record is dead.
-        p.add(transfer(&b, 5, 200, 2), &state, &ctx()).unwrap();
+        p.add(transfer(&b, 0, 200, 2), &state, &ctx()).unwrap();
     }
     // a0 got included meanwhile.
     state.set(a.address(), 1, U256::from(10u128.pow(21)));
@@ -498,8 +503,8 @@ fn journal_restores_pending_after_restart() {
     assert_eq!(p.load_journal(&state, &ctx()).unwrap(), 2);
     assert!(p.get(&a0).is_none());
     assert!(p.get(&a1).is_some());
-    assert!(p.get(&b5).is_none());
-    assert_eq!(p.status(), (1, 1));
+    assert!(p.get(&b0).is_none());
+    assert_eq!(p.status(), (2, 0));
     // The journal was compacted to the two survivors.
     let mut j = super::journal::Journal::open(cfg.journal_path.as_deref().unwrap()).unwrap();
     assert_eq!(j.read_all().unwrap().len(), 2);
@@ -554,4 +559,320 @@ fn validation_against_state_from_before_the_last_block_does_not_queue_behind_a_g
         .add(transfer(&a, 0, 20 * GWEI, 2 * GWEI), &before, &ctx())
         .unwrap_err();
     assert_eq!(err.to_string(), "nonce too low: next nonce 1, tx nonce 0");
+}
+
+// ---- limits against free spam (gas price 0 everywhere) ----------------------------------------
+
+/// The next block at base fee 0: transactions paying nothing are valid.
+fn free_ctx() -> crate::chain::NextBlock {
+    crate::chain::NextBlock {
+        base_fee: 0,
+        ..ctx()
+    }
+}
+
+/// A transfer paying nothing at all.
+fn free(signer: &alloy_signer_local::PrivateKeySigner, nonce: u64) -> Recovered<TxEnvelope> {
+    transfer(signer, nonce, 0, 0)
+}
+
+#[test]
+fn zero_balance_key_cannot_flood_the_queue() {
+    // A fresh key without balance, nonce 0 missing: everything it sends is queued for ever.
+    let spammer = signer(9);
+    let user = signer(1);
+    let state = MemState::funded(&[&user]);
+    let p = pool();
+    let accepted = (1..=500)
+        .filter(|n| {
+            p.add_raw(&encode(&free(&spammer, *n)), &state, &free_ctx())
+                .is_ok()
+        })
+        .count();
+    assert_eq!(accepted, POOL_ACCOUNT_QUEUE);
+    assert_eq!(p.status(), (0, POOL_ACCOUNT_QUEUE));
+    // The lowest nonces are the ones kept.
+    let queued = &p.content().queued[&spammer.address()];
+    assert_eq!(
+        queued.keys().copied().collect::<Vec<_>>(),
+        (1..=POOL_ACCOUNT_QUEUE as u64).collect::<Vec<_>>()
+    );
+    let err = p.add(free(&spammer, 501), &state, &free_ctx()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("account limit exceeded"),
+        "{err}"
+    );
+    // Everybody else is unaffected.
+    p.add(free(&user, 0), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (1, POOL_ACCOUNT_QUEUE));
+}
+
+#[test]
+fn a_lower_nonce_displaces_the_highest_queued_when_the_account_queue_is_full() {
+    let spammer = signer(9);
+    let state = MemState::default();
+    let p = pool();
+    let top = POOL_ACCOUNT_QUEUE as u64 + 1;
+    for n in 2..=top {
+        p.add(free(&spammer, n), &state, &free_ctx()).unwrap();
+    }
+    let highest = *free(&spammer, top).inner().tx_hash();
+    assert!(p.get(&highest).is_some());
+    p.add(free(&spammer, 1), &state, &free_ctx()).unwrap();
+    assert!(p.get(&highest).is_none());
+    assert_eq!(p.status(), (0, POOL_ACCOUNT_QUEUE));
+}
+
+#[test]
+fn cumulative_cost_of_a_sender_is_checked_against_its_balance() {
+    let a = signer(1);
+    let mut state = MemState::default();
+    // Each transfer costs 21000 * 10 = 210000 at most; the balance covers two.
+    state.set(a.address(), 0, U256::from(500_000));
+    let p = pool();
+    p.add(transfer(&a, 0, 10, 1), &state, &ctx()).unwrap();
+    let a1 = p.add(transfer(&a, 1, 10, 1), &state, &ctx()).unwrap();
+    let err = p.add(transfer(&a, 2, 10, 1), &state, &ctx()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "insufficient funds for gas * price + value: balance 500000, queued cost 420000, \
+         tx cost 210000, overshot 130000"
+    );
+    // Queued transactions count too.
+    let err = p.add(transfer(&a, 7, 10, 1), &state, &ctx()).unwrap_err();
+    assert!(err.to_string().contains("overshot 130000"), "{err}");
+    // A replacement counts instead of the transaction it replaces, not on top of it.
+    let new = p.add(transfer(&a, 1, 11, 2), &state, &ctx()).unwrap();
+    assert!(p.get(&a1).is_none() && p.get(&new).is_some());
+    assert_eq!(p.status(), (2, 0));
+}
+
+#[test]
+fn full_pool_of_free_transactions_from_one_sender_admits_another_sender() {
+    let (whale, b) = (signer(1), signer(2));
+    let state = MemState::funded(&[&whale, &b]);
+    let p = Pool::new(PoolConfig {
+        max_txs: 20,
+        ..Default::default()
+    })
+    .unwrap();
+    for n in 0..20 {
+        p.add(free(&whale, n), &state, &free_ctx()).unwrap();
+    }
+    assert_eq!(p.status(), (20, 0));
+    // Price 0 can never outbid price 0: the room comes from the sender holding the most slots
+    // above its guarantee, from its highest nonce down (no gap).
+    let b0 = p.add(free(&b, 0), &state, &free_ctx()).unwrap();
+    assert!(p.get(&b0).is_some());
+    assert_eq!(p.status(), (20, 0));
+    assert_eq!(p.pending_nonce(whale.address()), Some(19));
+    assert!(p.get(free(&whale, 19).inner().tx_hash()).is_none());
+    // The whale adding more to its own over-share run is refused, not admitted by evicting b.
+    let err = p.add(free(&whale, 19), &state, &free_ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "txpool is full");
+    assert!(p.get(&b0).is_some());
+}
+
+#[test]
+fn oversized_garbage_is_refused_before_decoding() {
+    let state = MemState::default();
+    let mut junk = vec![0xab; 200 * 1024];
+    junk[0] = 0xf9;
+    let err = pool().add_raw(&junk, &state, &ctx()).unwrap_err();
+    assert!(matches!(err, PoolError::OversizedData { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "oversized data: transaction size {}, limit {}",
+            200 * 1024,
+            crate::constants::POOL_MAX_TX_SIZE
+        )
+    );
+}
+
+#[test]
+fn journal_does_not_restore_queued_junk() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = PoolConfig {
+        journal_path: Some(dir.path().join("txs.rlp")),
+        ..Default::default()
+    };
+    let (spammer, a) = (signer(9), signer(1));
+    let state = MemState::funded(&[&a]);
+    let a0;
+    {
+        let p = Pool::new(cfg.clone()).unwrap();
+        for n in 1..=100 {
+            let _ = p.add(free(&spammer, n), &state, &free_ctx());
+        }
+        a0 = p.add(free(&a, 0), &state, &free_ctx()).unwrap();
+    }
+    let p = Pool::new(cfg.clone()).unwrap();
+    assert_eq!(p.load_journal(&state, &free_ctx()).unwrap(), 1);
+    assert!(p.get(&a0).is_some());
+    assert_eq!(p.status(), (1, 0));
+    let mut j = super::journal::Journal::open(cfg.journal_path.as_deref().unwrap()).unwrap();
+    assert_eq!(j.read_all().unwrap().len(), 1);
+}
+
+/// A small pool for the limit tests.
+fn small_pool(tweak: impl FnOnce(&mut PoolConfig)) -> Pool {
+    let mut cfg = PoolConfig::default();
+    tweak(&mut cfg);
+    Pool::new(cfg).unwrap()
+}
+
+#[test]
+fn queued_transactions_are_evicted_before_pending_ones() {
+    let (spammer, a, b) = (signer(9), signer(1), signer(2));
+    let state = MemState::funded(&[&a, &b]);
+    let p = small_pool(|c| c.max_txs = 10);
+    for n in 1..=5 {
+        p.add(free(&spammer, n), &state, &free_ctx()).unwrap();
+    }
+    for n in 0..5 {
+        p.add(free(&a, n), &state, &free_ctx()).unwrap();
+    }
+    assert_eq!(p.status(), (5, 5));
+    // An executable newcomer takes the highest queued nonce, not a pending transaction.
+    p.add(free(&b, 0), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (6, 4));
+    assert!(p.get(free(&spammer, 5).inner().tx_hash()).is_none());
+    // A queued newcomer takes from a sender with more queued than it will have.
+    p.add(free(&b, 2), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (6, 4));
+    assert!(p.get(free(&spammer, 4).inner().tx_hash()).is_none());
+    // But never a pending one: with only pending left to evict, it is refused.
+    let p = small_pool(|c| c.max_txs = 2);
+    p.add(free(&a, 0), &state, &free_ctx()).unwrap();
+    p.add(free(&a, 1), &state, &free_ctx()).unwrap();
+    let err = p.add(free(&b, 3), &state, &free_ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "txpool is full");
+}
+
+#[test]
+fn global_queued_limit_is_shared_by_senders() {
+    let (s1, s2, s3) = (signer(7), signer(8), signer(9));
+    let state = MemState::default();
+    let p = small_pool(|c| c.max_queued = 6);
+    for n in 1..=4 {
+        p.add(free(&s1, n), &state, &free_ctx()).unwrap();
+    }
+    for n in 1..=2 {
+        p.add(free(&s2, n), &state, &free_ctx()).unwrap();
+    }
+    assert_eq!(p.status(), (0, 6));
+    // s3 takes s1's highest queued: s1 keeps more than s3 will hold.
+    p.add(free(&s3, 1), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (0, 6));
+    assert!(p.get(free(&s1, 4).inner().tx_hash()).is_none());
+    p.add(free(&s3, 2), &state, &free_ctx()).unwrap();
+    // Now everybody holds 2 queued: nobody gives room to a third of s3's.
+    let err = p.add(free(&s3, 3), &state, &free_ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "txpool is full");
+    assert_eq!(p.status(), (0, 6));
+}
+
+#[test]
+fn pool_bytes_are_capped() {
+    let (a, b) = (signer(1), signer(2));
+    let state = MemState::funded(&[&a, &b]);
+    let big = |s, n| eip1559(s, n, 1_000_000, 0, 0, Bytes::from(vec![1u8; 10_000]));
+    let size = encode(&big(&a, 0)).len();
+    let p = small_pool(|c| {
+        c.max_bytes = 3 * size + size / 2;
+        c.account_slots = 1;
+    });
+    for n in 0..3 {
+        p.add(big(&a, n), &state, &free_ctx()).unwrap();
+    }
+    // The count is far from its cap but the bytes are not: b's transaction evicts a's last.
+    p.add(big(&b, 0), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (3, 0));
+    assert!(p.get(big(&a, 2).inner().tx_hash()).is_none());
+    let err = p.add(big(&a, 2), &state, &free_ctx()).unwrap_err();
+    assert_eq!(err.to_string(), "txpool is full");
+}
+
+#[test]
+fn queued_transactions_expire_after_their_lifetime_without_activity() {
+    let (spammer, a) = (signer(9), signer(1));
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    for n in 1..=3 {
+        p.add(free(&spammer, n), &state, &free_ctx()).unwrap();
+    }
+    p.add(free(&a, 0), &state, &free_ctx()).unwrap();
+    p.add(free(&a, 2), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (1, 4));
+    let now = std::time::Instant::now();
+    let lifetime = crate::constants::POOL_QUEUE_LIFETIME;
+    let mut inner = p.inner.lock();
+    assert_eq!(p.expire_queued(&mut inner, now), 0);
+    assert_eq!(p.expire_queued(&mut inner, now + lifetime), 4);
+    drop(inner);
+    // Pending transactions have no lifetime.
+    assert_eq!(p.status(), (1, 0));
+
+    // Through the block path, with a zero lifetime.
+    let p = small_pool(|c| c.queue_lifetime = std::time::Duration::ZERO);
+    p.add(free(&a, 0), &state, &free_ctx()).unwrap();
+    p.add(free(&spammer, 1), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (1, 1));
+    p.on_new_block_touched(&state, &free_ctx(), &[]);
+    assert_eq!(p.status(), (1, 0));
+    // And on admission, when no block comes.
+    p.add(free(&spammer, 1), &state, &free_ctx()).unwrap();
+    p.add(free(&a, 1), &state, &free_ctx()).unwrap();
+    assert_eq!(p.status(), (2, 0));
+}
+
+#[test]
+fn demoted_transactions_respect_the_queued_limits() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = small_pool(|c| c.account_queue = 2);
+    let hashes: Vec<_> = (0..6)
+        .map(|n| p.add(free(&a, n), &state, &free_ctx()).unwrap())
+        .collect();
+    // Block building dropped nonce 1: 2..5 are behind a gap now, only two may stay queued.
+    p.remove(&[hashes[1]]);
+    assert_eq!(p.status(), (1, 2));
+    assert!(p.get(&hashes[3]).is_some() && p.get(&hashes[4]).is_none());
+}
+
+#[test]
+fn new_block_drops_what_the_balance_no_longer_covers_from_the_highest_nonce() {
+    let a = signer(1);
+    let mut state = MemState::default();
+    state.set(a.address(), 0, U256::from(1_000_000));
+    let p = pool();
+    let hashes: Vec<_> = (0..4)
+        .map(|n| p.add(transfer(&a, n, 10, 1), &state, &ctx()).unwrap())
+        .collect();
+    // 210000 each: the new balance covers two.
+    state.set(a.address(), 0, U256::from(500_000));
+    p.on_new_block(&state, &ctx());
+    assert_eq!(p.status(), (2, 0));
+    assert!(p.get(&hashes[1]).is_some() && p.get(&hashes[2]).is_none());
+}
+
+#[test]
+fn journal_keeps_transactions_promoted_from_the_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = PoolConfig {
+        journal_path: Some(dir.path().join("txs.rlp")),
+        ..Default::default()
+    };
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    {
+        let p = Pool::new(cfg.clone()).unwrap();
+        p.add(transfer(&a, 2, 100, 1), &state, &ctx()).unwrap();
+        p.add(transfer(&a, 1, 100, 1), &state, &ctx()).unwrap();
+        p.add(transfer(&a, 0, 100, 1), &state, &ctx()).unwrap();
+    }
+    let p = Pool::new(cfg).unwrap();
+    assert_eq!(p.load_journal(&state, &ctx()).unwrap(), 3);
+    assert_eq!(p.status(), (3, 0));
 }
