@@ -50,6 +50,7 @@ process.on('exit', () => { stopNode(); rmSync(dir, { recursive: true, force: tru
 let reqId = 0;
 async function call(body) {
   const r = await fetch(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (!r.ok) throw new Error(`HTTP ${r.status}: ${(await r.text()).trim()}`);
   return r.json();
 }
 async function one(method, params) {
@@ -96,9 +97,11 @@ async function gapFlood() {
   }
 }
 
+const bigAccount = privateKeyToAccount(keys[7].privateKey);
+const bigStart = Number(await one('eth_getTransactionCount', [bigAccount.address, 'pending']));
 async function bigTransactions() {
-  const account = privateKeyToAccount(keys[7].privateKey);
-  let nonce = Number(await one('eth_getTransactionCount', [account.address, 'pending']));
+  const account = bigAccount;
+  let nonce = bigStart;
   while (running) {
     const raw = await account.signTransaction({
       to: account.address, value: 0n, gas: gasLimit, nonce, chainId, type: 'eip1559',
@@ -139,8 +142,9 @@ function idleSocket() {
 // The honest client.
 const honest = privateKeyToAccount(keys[0].privateKey);
 const honestTxs = [];
+const honestStart = Number(await one('eth_getTransactionCount', [honest.address, 'pending']));
 async function honestClient() {
-  let nonce = Number(await one('eth_getTransactionCount', [honest.address, 'pending']));
+  let nonce = honestStart;
   while (running) {
     const raw = await honest.signTransaction({
       to: pad(toHex(0x30000 + nonce), { size: 20 }), value: 1n, gas: 21000n, nonce, chainId,
