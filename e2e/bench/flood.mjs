@@ -21,7 +21,7 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
-import { pad, toHex } from 'viem';
+import { keccak256, pad, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 const [BIN, SECS] = process.argv.slice(2);
@@ -151,13 +151,21 @@ async function honestClient() {
       type: 'eip1559', maxFeePerGas: 0n, maxPriorityFeePerGas: 0n,
     });
     const sent = Date.now();
-    try {
-      const hash = await one('eth_sendRawTransaction', [raw]);
-      honestTxs.push({ hash, sent });
-      nonce++;
-    } catch (e) {
-      honestTxs.push({ error: e.message, sent });
+    // Like any client: a dropped connection is retried (the same signed bytes, so at most
+    // "already known"); an answer from the node is final.
+    let outcome;
+    for (let attempt = 0; attempt < 3 && !outcome; attempt++) {
+      try {
+        const r = await call({ jsonrpc: '2.0', id: ++reqId, method: 'eth_sendRawTransaction', params: [raw] });
+        if (!r.error) outcome = { hash: r.result, sent };
+        else if (/already known/.test(r.error.message)) outcome = { hash: keccak256(raw), sent };
+        else outcome = { error: r.error.message, sent };
+      } catch (e) {
+        if (attempt === 2) outcome = { error: e.message, sent };
+      }
     }
+    honestTxs.push(outcome);
+    if (outcome.hash) nonce++;
     await sleep(500);
   }
 }

@@ -240,6 +240,8 @@ impl RunArgs {
                 host_allowlist: self.host_allowlist,
                 cors_origins: self.rpc_http_cors_origins,
                 ws_origins: self.rpc_ws_origins,
+                // Connection timeouts and WebSocket pings: the defaults (constants.rs).
+                ..Default::default()
             },
             rpc: RpcConfig {
                 gas_cap: self.rpc_gas_cap,

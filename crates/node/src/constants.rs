@@ -213,6 +213,11 @@ pub const RPC_REFUSED_LINGER: std::time::Duration = std::time::Duration::from_se
 /// many open files"): 100 ms lets sockets close instead of spinning on the error.
 pub const RPC_ACCEPT_ERROR_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How long a new connection at the cap waits for the slot of the idle connection it evicted:
+/// closing takes one pass of that connection's task, far below this; past it the new
+/// connection is refused rather than queued.
+pub const RPC_EVICTION_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Most live subscriptions on one WebSocket connection: 1024, jsonrpsee's default; a dapp needs a
 /// handful, and the cap stops one client from exhausting the node.
 pub const DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 1024;

@@ -12,6 +12,9 @@
 //! - a notification answers with the body `null`: here an empty body;
 //! - an oversized body gets 413 with `-32007`: here 413 with `-32005` naming the limit and flag.
 //!
+//! A body that does not arrive within the body timeout gets 408 with `-32005`, and the connection
+//! is closed: a client trickling its body cannot hold a connection slot (see `accept`).
+//!
 //! Requests to rewrite are replaced by `{"id":null}`, which jsonrpsee answers with exactly the
 //! spec's `{"jsonrpc":"2.0","error":{"code":-32600,..},"id":null}`.
 
@@ -19,6 +22,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
@@ -40,6 +44,8 @@ const INVALID_ENTRY: &str = r#"{"id":null}"#;
 struct Settings {
     transport: Transport,
     max_request_body: u32,
+    /// Longest reading a POST body may take.
+    body_timeout: Duration,
     /// Lower-cased host names; `None` = any host.
     host_allowlist: Option<Vec<String>>,
     /// HTTP: origins allowed by CORS (exact match); WS: origins allowed to connect (rules, see
@@ -55,10 +61,12 @@ pub struct HttpWireLayer {
 
 impl HttpWireLayer {
     /// Layer for one server. `origins` are the CORS origins of HTTP or the allowed origins of
-    /// WebSocket. A `"*"` entry in `host_allowlist` or `origins` allows any value.
+    /// WebSocket. A `"*"` entry in `host_allowlist` or `origins` allows any value. A request body
+    /// not received within `body_timeout` gets HTTP 408.
     pub fn new(
         transport: Transport,
         max_request_body: u32,
+        body_timeout: Duration,
         host_allowlist: &[String],
         origins: &[String],
     ) -> Self {
@@ -78,10 +86,25 @@ impl HttpWireLayer {
             settings: Arc::new(Settings {
                 transport,
                 max_request_body,
+                body_timeout,
                 host_allowlist,
                 origins,
             }),
         }
+    }
+
+    /// Handles one request with `inner` behind it: what [`HttpWire`] does, without boxing the
+    /// future (the accept loop's hyper service awaits it directly).
+    pub(crate) fn handle<S>(
+        &self,
+        inner: S,
+        req: HttpRequest,
+    ) -> impl Future<Output = Result<HttpResponse, BoxError>> + Send + 'static
+    where
+        S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError> + Send + 'static,
+        S::Future: Send,
+    {
+        handle(self.settings.clone(), inner, req)
     }
 }
 
@@ -218,7 +241,17 @@ where
         return Ok(too_large(limit));
     }
     let (mut parts, body) = req.into_parts();
-    let body = match Limited::new(body, limit as usize).collect().await {
+    let mut collect = std::pin::pin!(Limited::new(body, limit as usize).collect());
+    // hyper has usually read the whole body with the head: then no timer is set up at all.
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let collected = match first {
+        Poll::Ready(collected) => collected,
+        Poll::Pending => match tokio::time::timeout(settings.body_timeout, collect).await {
+            Ok(collected) => collected,
+            Err(_) => return Ok(body_timed_out(settings.body_timeout)),
+        },
+    };
+    let body = match collected {
         Ok(collected) => collected.to_bytes(),
         Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => {
             return Ok(too_large(limit))
@@ -514,6 +547,17 @@ fn too_large(limit: u32) -> HttpResponse {
          (--rpc-http-max-request-content-length)"
     ));
     json(StatusCode::PAYLOAD_TOO_LARGE, response_body(err))
+}
+
+/// HTTP 408 with a JSON-RPC error; `Connection: close`, since the rest of the body is not read.
+fn body_timed_out(timeout: Duration) -> HttpResponse {
+    let err = RpcError::LimitExceeded(format!(
+        "Request body not received within {timeout:?}; send it at once, or in smaller requests"
+    ));
+    let mut rp = json(StatusCode::REQUEST_TIMEOUT, response_body(err));
+    rp.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    rp
 }
 
 fn text(status: StatusCode, body: &'static str) -> HttpResponse {

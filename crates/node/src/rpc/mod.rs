@@ -1,6 +1,7 @@
 //! The JSON-RPC layer: transports and limits (`server`, `middleware`) and thin method handlers
 //! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
 
+mod accept;
 mod convert;
 pub mod error;
 mod eth;

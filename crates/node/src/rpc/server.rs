@@ -1,24 +1,33 @@
 //! The JSON-RPC transports: one `RpcModule` served over HTTP on one port and WebSocket on another.
 //!
 //! jsonrpsee does the protocol; `http_layer` (tower) and `middleware` (RPC) make the wire
-//! behaviour match geth and the JSON-RPC 2.0 spec where jsonrpsee's defaults differ.
+//! behaviour match geth and the JSON-RPC 2.0 spec where jsonrpsee's defaults differ. `accept`
+//! runs each server's accept loop: the connection cap counts TCP connections, and idle or slow
+//! clients are timed out; WebSockets are pinged (jsonrpsee) and closed when they stop answering.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
-use jsonrpsee::core::middleware::RpcServiceBuilder;
+use jsonrpsee::core::middleware::{RpcServiceBuilder, RpcServiceT};
+use jsonrpsee::server::middleware::rpc::RpcService;
 use jsonrpsee::server::{
-    BatchRequestConfig, IdProvider, ServerBuilder, ServerConfig, ServerHandle,
+    stop_channel, BatchRequestConfig, IdProvider, MethodResponse, PingConfig, ServerBuilder,
+    ServerConfig, ServerHandle, TowerServiceBuilder,
 };
 use jsonrpsee::types::SubscriptionId;
 use jsonrpsee::{Methods, RpcModule};
+use tokio::net::TcpListener;
+use tower::layer::util::Identity;
 
+use super::accept::{self, ConnectionLimits};
 use super::http_layer::HttpWireLayer;
 use super::middleware::{Transport, WireRulesLayer};
 use crate::constants::{
     DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
     DEFAULT_RPC_MAX_BATCH_SIZE, DEFAULT_RPC_MAX_CONNECTIONS, DEFAULT_RPC_MAX_REQUEST_BODY,
     DEFAULT_RPC_MAX_RESPONSE_BODY, DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION,
-    DEFAULT_RPC_WS_ADDR, DEFAULT_RPC_WS_MAX_MESSAGE, DEFAULT_RPC_WS_ORIGINS,
+    DEFAULT_RPC_WS_ADDR, DEFAULT_RPC_WS_MAX_MESSAGE, DEFAULT_RPC_WS_ORIGINS, RPC_BODY_READ_TIMEOUT,
+    RPC_HEADER_READ_TIMEOUT, RPC_HTTP_IDLE_TIMEOUT, RPC_WS_INACTIVITY_LIMIT, RPC_WS_PING_INTERVAL,
 };
 
 /// Runtime configuration of the HTTP and WebSocket JSON-RPC servers.
@@ -38,8 +47,19 @@ pub struct RpcServerConfig {
     pub max_request_body: u32,
     /// Largest response in bytes; larger responses become a `-32005` error.
     pub max_response_body: u32,
-    /// Most simultaneous connections, per server.
+    /// Most open TCP connections, per server; more are answered HTTP 503 and closed.
     pub max_connections: u32,
+    /// Longest a client may take to send a request's headers (and, on a new connection, its
+    /// first request); then the connection is closed.
+    pub header_read_timeout: Duration,
+    /// Longest an HTTP keep-alive connection may stay idle between requests.
+    pub http_idle_timeout: Duration,
+    /// Longest reading an HTTP request body may take; then HTTP 408 and the connection closes.
+    pub body_read_timeout: Duration,
+    /// How often the WebSocket server pings each connection.
+    pub ws_ping_interval: Duration,
+    /// A WebSocket that sends nothing (not even a pong) for this long is closed.
+    pub ws_inactivity_limit: Duration,
     /// Most live subscriptions per WebSocket connection.
     pub max_subscriptions_per_connection: u32,
     /// Largest WebSocket message in bytes.
@@ -64,6 +84,11 @@ impl Default for RpcServerConfig {
             max_request_body: DEFAULT_RPC_MAX_REQUEST_BODY,
             max_response_body: DEFAULT_RPC_MAX_RESPONSE_BODY,
             max_connections: DEFAULT_RPC_MAX_CONNECTIONS,
+            header_read_timeout: RPC_HEADER_READ_TIMEOUT,
+            http_idle_timeout: RPC_HTTP_IDLE_TIMEOUT,
+            body_read_timeout: RPC_BODY_READ_TIMEOUT,
+            ws_ping_interval: RPC_WS_PING_INTERVAL,
+            ws_inactivity_limit: RPC_WS_INACTIVITY_LIMIT,
             max_subscriptions_per_connection: DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION,
             ws_max_message: DEFAULT_RPC_WS_MAX_MESSAGE,
             host_allowlist: DEFAULT_RPC_HOST_ALLOWLIST
@@ -164,9 +189,15 @@ pub async fn start_rpc_servers(
 
     // Bind WS first so the HTTP subscription error can name the real WebSocket address.
     let ws = if cfg.ws_enabled {
+        let (listener, addr) = bind("WebSocket", cfg.ws_addr).await?;
         let server_cfg = base_config(cfg)
             .ws_only()
             .max_request_body_size(cfg.ws_max_message)
+            .enable_ws_ping(
+                PingConfig::new()
+                    .ping_interval(cfg.ws_ping_interval)
+                    .inactive_limit(cfg.ws_inactivity_limit),
+            )
             .build();
         let rpc = RpcServiceBuilder::new().layer(WireRulesLayer::new(
             Transport::Ws,
@@ -175,33 +206,34 @@ pub async fn start_rpc_servers(
             cfg.max_response_body,
             None,
         ));
-        let http = tower::ServiceBuilder::new().layer(HttpWireLayer::new(
+        let wire = HttpWireLayer::new(
             Transport::Ws,
             cfg.ws_max_message,
+            cfg.body_read_timeout,
             &cfg.host_allowlist,
             &cfg.ws_origins,
-        ));
-        let server = ServerBuilder::with_config(server_cfg)
+        );
+        let service = ServerBuilder::with_config(server_cfg)
             .set_rpc_middleware(rpc)
-            .set_http_middleware(http)
-            .build(cfg.ws_addr)
-            .await
-            .map_err(|source| RpcServerError::Bind {
-                transport: "WebSocket",
-                addr: cfg.ws_addr,
-                source,
-            })?;
-        let addr = server.local_addr().map_err(|source| RpcServerError::Bind {
-            transport: "WebSocket",
-            addr: cfg.ws_addr,
-            source,
-        })?;
-        Some((addr, server.start(methods.clone())))
+            .to_service_builder();
+        Some((
+            addr,
+            spawn_server(listener, cfg, wire, service, methods.clone(), "WebSocket"),
+        ))
     } else {
         None
     };
 
     let http = if cfg.http_enabled {
+        let (listener, addr) = match bind("HTTP", cfg.http_addr).await {
+            Ok(bound) => bound,
+            Err(err) => {
+                if let Some((_, handle)) = &ws {
+                    let _ = handle.stop();
+                }
+                return Err(err);
+            }
+        };
         let server_cfg = base_config(cfg)
             .http_only()
             .max_request_body_size(cfg.max_request_body)
@@ -214,33 +246,20 @@ pub async fn start_rpc_servers(
             cfg.max_response_body,
             ws_url,
         ));
-        let http = tower::ServiceBuilder::new().layer(HttpWireLayer::new(
+        let wire = HttpWireLayer::new(
             Transport::Http,
             cfg.max_request_body,
+            cfg.body_read_timeout,
             &cfg.host_allowlist,
             &cfg.cors_origins,
-        ));
-        let bind_err = |source| RpcServerError::Bind {
-            transport: "HTTP",
-            addr: cfg.http_addr,
-            source,
-        };
-        let server = match ServerBuilder::with_config(server_cfg)
+        );
+        let service = ServerBuilder::with_config(server_cfg)
             .set_rpc_middleware(rpc)
-            .set_http_middleware(http)
-            .build(cfg.http_addr)
-            .await
-        {
-            Ok(server) => server,
-            Err(source) => {
-                if let Some((_, handle)) = &ws {
-                    let _ = handle.stop();
-                }
-                return Err(bind_err(source));
-            }
-        };
-        let addr = server.local_addr().map_err(bind_err)?;
-        Some((addr, server.start(methods)))
+            .to_service_builder();
+        Some((
+            addr,
+            spawn_server(listener, cfg, wire, service, methods, "HTTP"),
+        ))
     } else {
         None
     };
@@ -248,6 +267,7 @@ pub async fn start_rpc_servers(
     tracing::info!(
         http = ?http.as_ref().map(|(a, _)| a),
         ws = ?ws.as_ref().map(|(a, _)| a),
+        max_connections = cfg.max_connections,
         "JSON-RPC servers started"
     );
     let (http_addr, http) = http.unzip();
@@ -260,8 +280,66 @@ pub async fn start_rpc_servers(
     })
 }
 
+async fn bind(
+    transport: &'static str,
+    addr: SocketAddr,
+) -> Result<(TcpListener, SocketAddr), RpcServerError> {
+    let bind_err = |source| RpcServerError::Bind {
+        transport,
+        addr,
+        source,
+    };
+    let listener = TcpListener::bind(addr).await.map_err(bind_err)?;
+    let bound = listener.local_addr().map_err(bind_err)?;
+    Ok((listener, bound))
+}
+
+/// Runs one server on `listener` with our accept loop (see `accept`) and jsonrpsee's service:
+/// `HttpWireLayer` in front, `WireRulesLayer` (inside `service`) around the methods.
+fn spawn_server<L>(
+    listener: TcpListener,
+    cfg: &RpcServerConfig,
+    wire: HttpWireLayer,
+    service: TowerServiceBuilder<L, Identity>,
+    methods: Methods,
+    transport: &'static str,
+) -> ServerHandle
+where
+    L: tower::Layer<RpcService> + Clone + Send + Sync + 'static,
+    <L as tower::Layer<RpcService>>::Service: RpcServiceT<
+            MethodResponse = MethodResponse,
+            BatchResponse = MethodResponse,
+            NotificationResponse = MethodResponse,
+        > + Send
+        + Sync
+        + 'static,
+{
+    let (stop, handle) = stop_channel();
+    let limits = ConnectionLimits {
+        max_connections: cfg.max_connections,
+        header_timeout: cfg.header_read_timeout,
+        idle_timeout: cfg.http_idle_timeout,
+    };
+    let make_service = {
+        let stop = stop.clone();
+        move || service.clone().build(methods.clone(), stop.clone())
+    };
+    tokio::spawn(accept::serve(
+        listener,
+        limits,
+        wire,
+        make_service,
+        stop,
+        transport,
+    ));
+    handle
+}
+
 /// Settings common to both servers. jsonrpsee's own batch limit is off: `WireRules` enforces it
-/// with the error code the interface wants.
+/// with the error code the interface wants. jsonrpsee's connection limit counts requests in
+/// flight (a WebSocket is one for its lifetime); the accept loop's equal cap on TCP connections
+/// keeps it from ever being reached over HTTP/1.1 and WebSocket (each connection releases
+/// jsonrpsee's permit before its own), so it only bounds requests multiplexed over HTTP/2.
 fn base_config(cfg: &RpcServerConfig) -> jsonrpsee::server::ServerConfigBuilder {
     ServerConfig::builder()
         .max_response_body_size(cfg.max_response_body)

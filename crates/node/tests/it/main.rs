@@ -2,10 +2,12 @@
 
 mod bounded;
 mod common;
+mod connections;
 mod fuzz;
 mod import;
 mod layering;
 mod node;
+mod pool_limits;
 mod shapes;
 mod subscriptions;
 mod wire;
