@@ -9,7 +9,7 @@ use l2node_node::{
     chainspec::ChainSpec,
     constants as c, dev,
     pool::PoolConfig,
-    rpc::{RpcConfig, RpcServerConfig},
+    rpc::{Namespace, RpcConfig, RpcServerConfig},
     NodeConfig,
 };
 
@@ -106,6 +106,12 @@ pub(crate) struct RunArgs {
     /// Origins allowed for browser requests (CORS), comma-separated; "*" allows all.
     #[arg(long, value_delimiter = ',')]
     pub rpc_http_cors_origins: Vec<String>,
+    /// Namespaces served over HTTP, comma-separated: ETH, NET, WEB3, TXPOOL (case-insensitive).
+    #[arg(long, value_delimiter = ',', default_values_t = Namespace::defaults())]
+    pub rpc_http_api: Vec<Namespace>,
+    /// Namespaces served over WebSocket, comma-separated: ETH, NET, WEB3, TXPOOL.
+    #[arg(long, value_delimiter = ',', default_values_t = Namespace::defaults())]
+    pub rpc_ws_api: Vec<Namespace>,
     /// Browser origins allowed to open a WebSocket, comma-separated ([scheme://]host[:port]; a
     /// part left out matches any); clients without an Origin header are always allowed; "*"
     /// allows all.
@@ -240,6 +246,8 @@ impl RunArgs {
                 host_allowlist: self.host_allowlist,
                 cors_origins: self.rpc_http_cors_origins,
                 ws_origins: self.rpc_ws_origins,
+                http_apis: self.rpc_http_api,
+                ws_apis: self.rpc_ws_api,
                 // Connection timeouts and WebSocket pings: the defaults (constants.rs).
                 ..Default::default()
             },

@@ -234,6 +234,11 @@ pub const DEFAULT_RPC_HOST_ALLOWLIST: &[&str] = &["localhost", "127.0.0.1"];
 /// cannot call the node unless the operator opts in; `"*"` allows every origin.
 pub const DEFAULT_RPC_CORS_ORIGINS: &[&str] = &[];
 
+/// Namespaces served over HTTP and WebSocket unless `--rpc-http-api` / `--rpc-ws-api` say
+/// otherwise (Besu's default, ETH NET WEB3): `txpool`, which shows every pending transaction,
+/// and any operator namespace stay off until the operator turns them on.
+pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3"];
+
 /// Browser origins allowed to open a WebSocket (`--rpc-ws-origins`, geth's `--ws.origins`
 /// default): pages served from this machine only (any scheme and port), so a web page the
 /// operator visits cannot read the pool, subscribe or send through the node. Clients that send

@@ -45,6 +45,9 @@ struct Rules {
     subscribe_methods: HashSet<String>,
     /// Where to point HTTP users who try to subscribe, e.g. `ws://127.0.0.1:8546`.
     ws_url: Option<String>,
+    /// Methods the node has but this server does not serve, and the flag that enables them.
+    disabled: HashSet<String>,
+    api_flag: &'static str,
 }
 
 /// `tower::Layer` installing [`WireRules`] around jsonrpsee's RPC service.
@@ -87,8 +90,24 @@ impl WireRulesLayer {
                 subscription_methods,
                 subscribe_methods,
                 ws_url,
+                disabled: HashSet::new(),
+                api_flag: "",
             }),
         }
+    }
+}
+
+impl WireRulesLayer {
+    /// Names `flag` in the answer to a method of `all` that `served` leaves out.
+    pub fn with_disabled(mut self, all: &Methods, served: &Methods, flag: &'static str) -> Self {
+        let rules = Arc::get_mut(&mut self.rules).expect("not shared yet");
+        rules.disabled = all
+            .method_names()
+            .filter(|name| served.method(name).is_none())
+            .map(str::to_owned)
+            .collect();
+        rules.api_flag = flag;
+        self
     }
 }
 
@@ -116,6 +135,25 @@ pub struct WireRules<S> {
 }
 
 impl<S> WireRules<S> {
+    /// `-32601` naming the flag for a method of a namespace this server does not serve.
+    fn not_enabled(&self, method: &str) -> Option<ErrorObjectOwned> {
+        if !self.rules.disabled.contains(method) {
+            return None;
+        }
+        let namespace = method
+            .split('_')
+            .next()
+            .unwrap_or(method)
+            .to_ascii_uppercase();
+        Some(
+            RpcError::MethodNotFound(format!(
+                "{method} is not enabled on this server: add {namespace} to {}",
+                self.rules.api_flag
+            ))
+            .into(),
+        )
+    }
+
     fn subscription_over_http(&self, method: &str) -> Option<ErrorObjectOwned> {
         if self.rules.transport != Transport::Http
             || !self.rules.subscription_methods.contains(method)
@@ -207,10 +245,13 @@ where
     type NotificationResponse = MethodResponse;
 
     fn call<'a>(&self, req: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        let refusal = self.subscription_over_http(&req.method).map(|err| {
-            MethodResponse::error(req.id.clone().into_owned(), err)
-                .with_extensions(req.extensions.clone())
-        });
+        let refusal = self
+            .not_enabled(&req.method)
+            .or_else(|| self.subscription_over_http(&req.method))
+            .map(|err| {
+                MethodResponse::error(req.id.clone().into_owned(), err)
+                    .with_extensions(req.extensions.clone())
+            });
         let inner = self.inner.clone();
         let limit = self.rules.max_response_body;
         // Cheap clones: both borrow from the request body.

@@ -53,7 +53,68 @@ impl Default for RpcConfig {
     }
 }
 
-/// Every namespace merged into one module (served on both transports).
+/// A JSON-RPC namespace: `--rpc-http-api` / `--rpc-ws-api` choose which each transport serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Namespace {
+    /// `eth_` (with `eth_subscribe` on WebSocket).
+    Eth,
+    /// `net_`.
+    Net,
+    /// `web3_`.
+    Web3,
+    /// `txpool_`: the pool's contents, for operators (off by default, like Besu's TXPOOL).
+    Txpool,
+}
+
+impl Namespace {
+    /// Every namespace the node has.
+    pub const ALL: [Namespace; 4] = [Self::Eth, Self::Net, Self::Web3, Self::Txpool];
+
+    /// The method-name prefix (`eth` for `eth_call`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::Eth => "eth",
+            Self::Net => "net",
+            Self::Web3 => "web3",
+            Self::Txpool => "txpool",
+        }
+    }
+
+    /// The namespace of a method name.
+    pub fn of(method: &str) -> Option<Self> {
+        let prefix = method.split('_').next()?;
+        Self::ALL.into_iter().find(|n| n.prefix() == prefix)
+    }
+
+    /// The defaults of [`constants::DEFAULT_RPC_APIS`].
+    pub fn defaults() -> Vec<Self> {
+        constants::DEFAULT_RPC_APIS
+            .iter()
+            .map(|n| n.parse().expect("valid default"))
+            .collect()
+    }
+}
+
+impl std::str::FromStr for Namespace {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL")
+            })
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.prefix().to_ascii_uppercase())
+    }
+}
+
+/// Every namespace merged into one module; each server serves the namespaces enabled for it.
 pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let chain_id = chain.spec().chain_id;

@@ -20,8 +20,8 @@ use tokio::net::TcpListener;
 use tower::layer::util::Identity;
 
 use super::accept::{self, ConnectionLimits};
-use super::http_layer::HttpWireLayer;
 use super::middleware::{Transport, WireRulesLayer};
+use super::{http_layer::HttpWireLayer, Namespace};
 use crate::constants::{
     DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
     DEFAULT_RPC_MAX_BATCH_SIZE, DEFAULT_RPC_MAX_CONNECTIONS, DEFAULT_RPC_MAX_REQUEST_BODY,
@@ -68,6 +68,10 @@ pub struct RpcServerConfig {
     pub host_allowlist: Vec<String>,
     /// Origins allowed for browser (CORS) requests; empty = none, `"*"` = all.
     pub cors_origins: Vec<String>,
+    /// Namespaces served over HTTP.
+    pub http_apis: Vec<Namespace>,
+    /// Namespaces served over WebSocket.
+    pub ws_apis: Vec<Namespace>,
     /// Browser origins allowed to open a WebSocket (`[scheme://]host[:port]`; a part left out
     /// matches any); requests without `Origin` are always allowed; `"*"` = all.
     pub ws_origins: Vec<String>,
@@ -99,6 +103,8 @@ impl Default for RpcServerConfig {
                 .iter()
                 .map(|o| o.to_string())
                 .collect(),
+            http_apis: Namespace::defaults(),
+            ws_apis: Namespace::defaults(),
             ws_origins: DEFAULT_RPC_WS_ORIGINS
                 .iter()
                 .map(|o| o.to_string())
@@ -179,13 +185,25 @@ fn random_u128() -> u128 {
     (u128::from(half(0)) << 64) | u128::from(half(1))
 }
 
-/// Starts the enabled servers for `module`: `http_only()` on `http_addr`, `ws_only()` on
+/// The methods of `module` but those of a [`Namespace`] not in `apis`.
+fn serving(module: &RpcModule<()>, apis: &[Namespace]) -> Methods {
+    let mut served = module.clone();
+    for name in module.method_names() {
+        if Namespace::of(name).is_some_and(|n| !apis.contains(&n)) {
+            served.remove_method(name);
+        }
+    }
+    served.into()
+}
+
+/// Starts the enabled servers for `module` (each with the namespaces enabled for it): `http_only()` on `http_addr`, `ws_only()` on
 /// `ws_addr`. Port 0 is allowed; the handle reports the bound addresses.
 pub async fn start_rpc_servers(
     module: RpcModule<()>,
     cfg: &RpcServerConfig,
 ) -> Result<RpcServerHandle, RpcServerError> {
-    let methods: Methods = module.into();
+    let http_methods = serving(&module, &cfg.http_apis);
+    let methods = serving(&module, &cfg.ws_apis);
 
     // Bind WS first so the HTTP subscription error can name the real WebSocket address.
     let ws = if cfg.ws_enabled {
@@ -199,13 +217,16 @@ pub async fn start_rpc_servers(
                     .inactive_limit(cfg.ws_inactivity_limit),
             )
             .build();
-        let rpc = RpcServiceBuilder::new().layer(WireRulesLayer::new(
-            Transport::Ws,
-            &methods,
-            cfg.max_batch_size,
-            cfg.max_response_body,
-            None,
-        ));
+        let rpc = RpcServiceBuilder::new().layer(
+            WireRulesLayer::new(
+                Transport::Ws,
+                &methods,
+                cfg.max_batch_size,
+                cfg.max_response_body,
+                None,
+            )
+            .with_disabled(&module, &methods, "--rpc-ws-api"),
+        );
         let wire = HttpWireLayer::new(
             Transport::Ws,
             cfg.ws_max_message,
@@ -239,13 +260,17 @@ pub async fn start_rpc_servers(
             .max_request_body_size(cfg.max_request_body)
             .build();
         let ws_url = ws.as_ref().map(|(addr, _)| format!("ws://{addr}"));
-        let rpc = RpcServiceBuilder::new().layer(WireRulesLayer::new(
-            Transport::Http,
-            &methods,
-            cfg.max_batch_size,
-            cfg.max_response_body,
-            ws_url,
-        ));
+        let methods = http_methods;
+        let rpc = RpcServiceBuilder::new().layer(
+            WireRulesLayer::new(
+                Transport::Http,
+                &methods,
+                cfg.max_batch_size,
+                cfg.max_response_body,
+                ws_url,
+            )
+            .with_disabled(&module, &methods, "--rpc-http-api"),
+        );
         let wire = HttpWireLayer::new(
             Transport::Http,
             cfg.max_request_body,

@@ -15,7 +15,7 @@ use l2node_node::{
     chainspec::ChainSpec,
     dev,
     pool::PoolConfig,
-    rpc::{RpcConfig, RpcServerConfig},
+    rpc::{Namespace, RpcConfig, RpcServerConfig},
     test_utils, NodeConfig, NodeHandle,
 };
 
@@ -38,9 +38,12 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         signer: Some(dev::dev_sequencer()),
         block_time,
         create_empty_blocks: false,
+        // Every namespace, so the tests reach txpool_ too (operators turn it on the same way).
         rpc_server: RpcServerConfig {
             http_addr: any,
             ws_addr: any,
+            http_apis: Namespace::ALL.to_vec(),
+            ws_apis: Namespace::ALL.to_vec(),
             ..Default::default()
         },
         rpc: RpcConfig::default(),

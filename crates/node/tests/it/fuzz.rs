@@ -521,10 +521,12 @@ fn method_of(req: Option<&Value>, id: &Value) -> String {
         Value::Array(a) => a.iter().collect(),
         v => vec![v],
     };
-    calls
+    // A batch may reuse an id: then the answer cannot be told apart, and is not attributed.
+    let mut same_id = calls
         .iter()
-        .find(|c| c.get("id") == Some(id) && !id.is_null())
-        .and_then(|c| c.get("method"))
+        .filter(|c| c.get("id") == Some(id) && !id.is_null());
+    let call = same_id.next().filter(|_| same_id.next().is_none());
+    call.and_then(|c| c.get("method"))
         .and_then(Value::as_str)
         .unwrap_or("-")
         .to_string()

@@ -26,6 +26,11 @@ fn module() -> RpcModule<()> {
         Ok::<_, ErrorObjectOwned>(a + b)
     })
     .unwrap();
+    m.register_method(
+        "txpool_status",
+        |_, _, _| json!({ "pending": "0x0", "queued": "0x0" }),
+    )
+    .unwrap();
     m.register_method("test_big", |_, _, _| {
         "x".repeat(2 * RESPONSE_LIMIT as usize)
     })
@@ -720,4 +725,44 @@ async fn jsonrpsee_client_works_over_both_transports() {
         .await
         .unwrap();
     assert_eq!(sub.next().await.unwrap().unwrap()["number"], "0x1");
+}
+
+#[tokio::test]
+async fn txpool_is_off_by_default_and_the_error_names_the_flag() {
+    let h = start().await;
+    let rp = raw_http(
+        http_addr(&h),
+        "POST",
+        &[("Content-Type", "application/json")],
+        br#"{"jsonrpc":"2.0","method":"txpool_status","id":1}"#,
+    )
+    .await;
+    let v = rp.json();
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("TXPOOL") && msg.contains("--rpc-http-api"),
+        "{msg}"
+    );
+    // Enabled per transport: HTTP only here.
+    let h = start_with(|c| c.http_apis.push(l2node_node::rpc::Namespace::Txpool)).await;
+    let rp = raw_http(
+        http_addr(&h),
+        "POST",
+        &[("Content-Type", "application/json")],
+        br#"{"jsonrpc":"2.0","method":"txpool_status","id":1}"#,
+    )
+    .await;
+    assert_eq!(rp.json()["result"]["pending"], "0x0");
+    let mut ws = Ws::connect(h.ws_addr.unwrap()).await;
+    ws.send(r#"{"jsonrpc":"2.0","method":"txpool_status","id":2}"#)
+        .await;
+    let v = ws.recv().await;
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--rpc-ws-api"),
+        "{v}"
+    );
 }
