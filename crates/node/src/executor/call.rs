@@ -428,6 +428,18 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn gas_cap_zero_means_unlimited_for_calls_too() {
+        let (spec, state, header) = contract_state();
+        let out = call(
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(request(&[0; 32]), 0),
+        )
+        .unwrap();
+        assert!(!out.reverted);
+        assert!(out.gas_used > 21_000);
+    }
+
+    #[test]
     fn call_halts_with_out_of_gas() {
         let (spec, state, header) = contract_state();
         let req = request(&[0; 32]).gas_limit(22_000);
