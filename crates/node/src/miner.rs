@@ -1,16 +1,17 @@
 //! The sequencer's block producer: every block period (or on each transaction with
-//! `--block-time 0`) it builds a block from the pool, seals it and commits it.
+//! `--block-time 0`) it builds a block from the pool, seals it and commits it. The same build
+//! gives readers the `pending` block.
 
-use std::{sync::Arc, time::Duration};
-
-use alloy_primitives::Address;
-use alloy_signer_local::PrivateKeySigner;
-use tokio::sync::broadcast::error::RecvError;
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use alloy_consensus::ReceiptEnvelope;
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
+use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
-use std::time::Instant;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::{
     chain::{Chain, ChainError, NextBlock},
