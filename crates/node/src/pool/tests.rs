@@ -876,3 +876,32 @@ fn journal_keeps_transactions_promoted_from_the_queue() {
     assert_eq!(p.load_journal(&state, &ctx()).unwrap(), 3);
     assert_eq!(p.status(), (3, 0));
 }
+
+#[test]
+fn out_of_order_batches_resent_are_accepted_or_already_known() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let p = pool();
+    let txs: Vec<_> = (0..200).map(|n| transfer(&a, n, 10, 1)).collect();
+    let mut refused = Vec::new();
+    // Batches overtake each other: 100..200, then 0..100.
+    for n in (100..200).chain(0..100) {
+        if let Err(e) = p.add(txs[n as usize].clone(), &state, &ctx()) {
+            refused.push((n, e.to_string()));
+        }
+    }
+    for round in 0..5 {
+        let again = std::mem::take(&mut refused);
+        for (n, _) in again {
+            match p.add(txs[n as usize].clone(), &state, &ctx()) {
+                Ok(_) => {}
+                Err(e) if e.to_string() == "already known" => {}
+                Err(e) if e.to_string().starts_with("account limit exceeded") => {
+                    refused.push((n, e.to_string()))
+                }
+                Err(e) => panic!("round {round}: nonce {n}: {e}"),
+            }
+        }
+    }
+    assert!(refused.is_empty(), "{refused:?}");
+}
