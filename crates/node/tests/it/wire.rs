@@ -720,16 +720,12 @@ async fn jsonrpsee_client_works_over_both_transports() {
     assert_eq!(sub.next().await.unwrap().unwrap()["number"], "0x1");
 }
 
+const TXPOOL_STATUS: &str = r#"{"jsonrpc":"2.0","method":"txpool_status","id":1}"#;
+
 #[tokio::test]
 async fn txpool_is_off_by_default_and_the_error_names_the_flag() {
     let h = start().await;
-    let rp = raw_http(
-        http_addr(&h),
-        "POST",
-        &[("Content-Type", "application/json")],
-        br#"{"jsonrpc":"2.0","method":"txpool_status","id":1}"#,
-    )
-    .await;
+    let rp = post(http_addr(&h), TXPOOL_STATUS).await;
     let v = rp.json();
     assert_eq!(v["error"]["code"], -32601, "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
@@ -739,13 +735,7 @@ async fn txpool_is_off_by_default_and_the_error_names_the_flag() {
     );
     // Enabled per transport: HTTP only here.
     let h = start_with(|c| c.http_apis.push(l2node_node::rpc::Namespace::Txpool)).await;
-    let rp = raw_http(
-        http_addr(&h),
-        "POST",
-        &[("Content-Type", "application/json")],
-        br#"{"jsonrpc":"2.0","method":"txpool_status","id":1}"#,
-    )
-    .await;
+    let rp = post(http_addr(&h), TXPOOL_STATUS).await;
     assert_eq!(rp.json()["result"]["pending"], "0x0");
     let mut ws = Ws::connect(h.ws_addr.unwrap()).await;
     ws.send(r#"{"jsonrpc":"2.0","method":"txpool_status","id":2}"#)
