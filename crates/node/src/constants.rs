@@ -256,3 +256,27 @@ pub const MAX_BLOCK_GAS_LIMIT: u64 = i64::MAX as u64;
 /// Most differences listed when the configured genesis differs from the one stored with the
 /// chain: enough to see what changed, short enough for one error line when a whole alloc differs.
 pub const MAX_GENESIS_DIFFERENCES_REPORTED: usize = 5;
+
+/// Karma epoch (quota window) length: one UTC day, DESIGN section 3.
+pub const KARMA_DEFAULT_EPOCH_LENGTH: u64 = 86_400;
+/// Gas per quota unit: a plain transfer to a mid-size contract call costs one unit.
+pub const KARMA_DEFAULT_QUOTA_UNIT_GAS: u64 = 100_000;
+/// Effective gas price from which a transaction is premium: 12 gwei, DESIGN section 3.
+pub const KARMA_DEFAULT_PREMIUM_THRESHOLD_WEI: u64 = 12_000_000_000;
+/// Default inputs of the premium fee formula (DESIGN section 4), Linea-like magnitudes: an
+/// L2 gas price of 0.1 gwei, an L1/L2 price ratio of 15, 1.2M L1 gas to verify a batch of
+/// 90,000 compressed bytes, a fixed 0.03 gwei per gas and a 20% margin. With them a plain
+/// transfer's standard fee stays below the premium threshold, so premium costs the threshold.
+pub const KARMA_DEFAULT_FIXED_COST_KWEI: u32 = 30_000;
+/// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
+pub const KARMA_DEFAULT_L2_GAS_PRICE_KWEI: u32 = 100_000;
+/// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
+pub const KARMA_DEFAULT_GAS_PRICE_RATIO: u64 = 15;
+/// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
+pub const KARMA_DEFAULT_VERIFICATION_GAS_COST: u64 = 1_200_000;
+/// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
+pub const KARMA_DEFAULT_VERIFICATION_CAPACITY: u64 = 90_000;
+/// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
+pub const KARMA_DEFAULT_MARGIN_PERCENT: u64 = 120;
+/// How often the kill-switch file is looked at.
+pub const KARMA_KILL_SWITCH_POLL: std::time::Duration = std::time::Duration::from_secs(1);

@@ -9,6 +9,7 @@ pub mod dev;
 pub mod executor;
 pub mod fees;
 pub mod import;
+pub mod karma;
 pub mod logs;
 pub mod miner;
 pub mod node;

@@ -33,3 +33,68 @@ pub struct AccountState {
 
 /// All account changes of one block, one entry per touched address, sorted by address.
 pub type StateChanges = Vec<AccountChange>;
+
+/// One Karma tier: senders whose Karma balance lies in `min_karma..=max_karma` (wei of KARMA,
+/// 18 decimals) get `tx_per_epoch` quota units of gasless transactions per epoch. The same
+/// struct as `KarmaTiers.Tier` on chain.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KarmaTier {
+    /// Lowest balance of the tier (inclusive).
+    pub min_karma: U256,
+    /// Highest balance of the tier (inclusive).
+    pub max_karma: U256,
+    /// Display name, 1..=32 bytes.
+    pub name: String,
+    /// Quota units per epoch.
+    pub tx_per_epoch: u32,
+}
+
+/// Why a sender is on the deny list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DenyReason {
+    /// The sender used its whole gasless quota for the epoch.
+    QuotaExceeded,
+    /// The sender was slashed for sending two different gasless signals in one slot.
+    RlnViolation,
+    /// An operator put the sender there (`l2admin_denyAdd`).
+    Operator,
+}
+
+/// A deny-list entry: denied while the current epoch is at most `until_epoch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DenyEntry {
+    /// Why.
+    pub reason: DenyReason,
+    /// Last epoch of the denial (inclusive).
+    pub until_epoch: u64,
+}
+
+/// Gasless quota units a sender used in one epoch, and the bonus units premium transactions
+/// bought back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KarmaUsage {
+    /// Units used.
+    pub used: u64,
+    /// Extra units on top of the tier's quota.
+    pub bonus: u64,
+}
+
+/// What one block changed in the Karma ledger; committed with the block.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KarmaDelta {
+    /// New usage per (sender, epoch).
+    pub usage: Vec<(Address, u64, KarmaUsage)>,
+    /// New deny-list state per sender (`None` = cleared).
+    pub deny: Vec<(Address, Option<DenyEntry>)>,
+    /// Tiers in force from this block on, with the epoch they start.
+    pub tiers: Option<(u64, Vec<KarmaTier>)>,
+}
+
+impl KarmaDelta {
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.usage.is_empty() && self.deny.is_empty() && self.tiers.is_none()
+    }
+}
