@@ -213,6 +213,48 @@ declare_api! {
         fn sha3(&self, data: Bytes) -> RpcResult<B256>;
     }
 
+    /// The `l2_` namespace: Karma-aware fees. `linea_estimateGas` is `l2_estimateGas` under the
+    /// name viem's Linea-family chains already call.
+    #[table(L2_METHODS, server = L2ApiServer)]
+    pub trait L2Api {
+        /// Gas limit and the fee fields for the sender's Karma state: zero fees on the gasless
+        /// path, premium fees otherwise. `from` is required.
+        #[method(name = "l2_estimateGas")]
+        async fn estimate_gas(
+            &self,
+            call: TransactionRequest,
+            block: Option<BlockId>,
+            state_overrides: Option<StateOverride>,
+        ) -> RpcResult<L2GasEstimate>;
+        /// `l2_estimateGas` under Linea's name.
+        #[method(name = "linea_estimateGas")]
+        async fn linea_estimate_gas(
+            &self,
+            call: TransactionRequest,
+            block: Option<BlockId>,
+            state_overrides: Option<StateOverride>,
+        ) -> RpcResult<L2GasEstimate>;
+        /// A sender's Karma: tier, quota, usage, denial and fee state.
+        #[method(name = "l2_getKarmaStatus")]
+        async fn karma_status(&self, address: Address, block: Option<BlockId>) -> RpcResult<KarmaStatus>;
+    }
+
+    /// The `l2admin_` namespace: operator controls of the Karma policy (off by default).
+    #[table(L2ADMIN_METHODS, server = L2AdminApiServer)]
+    pub trait L2AdminApi {
+        /// Puts a sender on the operator deny list, through `untilEpoch` (inclusive) or until
+        /// removed; returns whether the list changed.
+        #[method(name = "l2admin_addToDenyList")]
+        async fn add_to_deny_list(&self, address: Address, until_epoch: Option<U64>) -> RpcResult<bool>;
+        /// Takes a sender off the operator deny list; returns whether it was there.
+        #[method(name = "l2admin_removeFromDenyList")]
+        async fn remove_from_deny_list(&self, address: Address) -> RpcResult<bool>;
+        /// Turns every gasless path off (`true`) or back on (`false`); returns whether gasless
+        /// is now enabled.
+        #[method(name = "l2admin_setKillSwitch")]
+        async fn set_kill_switch(&self, on: bool) -> RpcResult<bool>;
+    }
+
     /// The `txpool_` namespace.
     #[table(TXPOOL_METHODS, server = TxpoolApiServer)]
     pub trait TxpoolApi {

@@ -1,6 +1,6 @@
 //! Result types of l2node-specific methods (the standard ones come from alloy-rpc-types-eth).
 
-use alloy_primitives::U64;
+use alloy_primitives::{U256, U64};
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
@@ -57,4 +57,69 @@ pub enum BlockOrPending {
     Block(Box<Block>),
     /// The pending block with geth's null fields.
     Pending(serde_json::Value),
+}
+
+/// `l2_estimateGas` / `linea_estimateGas`: build the transaction with `gas = gasLimit`,
+/// `maxPriorityFeePerGas = priorityFeePerGas`, `maxFeePerGas = 2 x baseFeePerGas +
+/// priorityFeePerGas`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct L2GasEstimate {
+    /// What eth_estimateGas gives.
+    pub gas_limit: U64,
+    /// The next block's base fee.
+    pub base_fee_per_gas: U256,
+    /// 0 on the gasless path; on the premium path at least the premium threshold.
+    pub priority_fee_per_gas: U256,
+}
+
+/// Whether a sender's next free transaction is free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FeeState {
+    /// Quota left, not denied, gasless on: fees are zero.
+    Gasless,
+    /// Fees apply (quota used up, denied, no Karma, or gasless switched off).
+    Premium,
+}
+
+/// A tier as `l2_getKarmaStatus` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KarmaTierInfo {
+    /// Index in the tier table.
+    pub id: U64,
+    /// Name.
+    pub name: String,
+    /// Quota units per epoch.
+    pub tx_per_epoch: U64,
+}
+
+/// `l2_getKarmaStatus`: everything a client needs to explain a premium and say when the
+/// window refreshes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KarmaStatus {
+    /// Karma balance (wei of KARMA, 18 decimals).
+    pub karma: U256,
+    /// The tier the balance buys.
+    pub tier: KarmaTierInfo,
+    /// Quota units this epoch (tier plus bonus).
+    pub quota: U64,
+    /// Units used, including pending free transactions.
+    pub used: U64,
+    /// Units left.
+    pub remaining: U64,
+    /// The epoch.
+    pub epoch: U64,
+    /// When the epoch ends and the quota refreshes (Unix seconds).
+    pub epoch_ends_at: U64,
+    /// On the deny list.
+    pub denied: bool,
+    /// `quotaExceeded`, `rlnViolation` or `operator`.
+    pub deny_reason: Option<String>,
+    /// When the denial ends (Unix seconds).
+    pub denied_until: Option<U64>,
+    /// `gasless` or `premium`.
+    pub fee_state: FeeState,
 }

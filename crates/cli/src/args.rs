@@ -10,7 +10,7 @@ use l2node_node::{
     constants as c, dev,
     pool::PoolConfig,
     rpc::{Namespace, RpcConfig, RpcServerConfig},
-    NodeConfig,
+    KarmaNodeConfig, NodeConfig,
 };
 
 use crate::logging::LogFormat;
@@ -141,6 +141,20 @@ pub(crate) struct RunArgs {
     /// Gas cap of eth_call and eth_estimateGas.
     #[arg(long, default_value_t = c::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// While this file exists, every gasless path is off (checked every second): free
+    /// transactions are refused, estimates turn premium, premium still works.
+    #[arg(long, value_name = "FILE")]
+    pub gasless_kill_switch_file: Option<PathBuf>,
+    /// Key holding the Karma slasher role (hex). A sequencer with it refuses a second, different
+    /// free transaction for a sender and nonce already pending and submits Karma.slash(sender).
+    /// --dev uses the dev sequencer key, which is the dev chain's slasher.
+    #[arg(
+        long,
+        env = "L2NODE_KARMA_SLASHER_KEY",
+        value_name = "HEX",
+        hide_env_values = true
+    )]
+    pub karma_slasher_key: Option<String>,
 }
 
 impl Cli {
@@ -226,6 +240,15 @@ impl RunArgs {
             ),
             None => dev_key,
         };
+        let slasher = match &self.karma_slasher_key {
+            Some(hex) => Some(
+                hex.trim()
+                    .parse()
+                    .context("--karma-slasher-key must be a 32-byte hex private key")?,
+            ),
+            None if self.dev => Some(dev::dev_sequencer()),
+            None => None,
+        };
         Ok(NodeConfig {
             data_dir: self.data_path.unwrap_or(default_dir),
             spec: Arc::new(spec),
@@ -257,6 +280,10 @@ impl RunArgs {
                 ..Default::default()
             },
             pool: PoolConfig::default(),
+            karma: KarmaNodeConfig {
+                kill_switch_file: self.gasless_kill_switch_file,
+                slasher,
+            },
         })
     }
 }

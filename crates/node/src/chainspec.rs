@@ -22,7 +22,10 @@ use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardfork
 use alloy_primitives::{Address, B256, B64, U256};
 use revm::primitives::hardfork::SpecId;
 
-use crate::constants::DEFAULT_GENESIS_GAS_LIMIT;
+use crate::{
+    constants::DEFAULT_GENESIS_GAS_LIMIT,
+    karma::{KarmaConfig, KarmaConfigError},
+};
 
 /// Errors building a [`ChainSpec`].
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +44,9 @@ pub enum ChainSpecError {
     /// A field has a value l2node cannot use.
     #[error("invalid genesis config: {0}")]
     Invalid(String),
+    /// The `karma` section is malformed.
+    #[error("invalid genesis config: {0}")]
+    Karma(#[from] KarmaConfigError),
 }
 
 /// Chain parameters derived from the genesis.
@@ -57,8 +63,8 @@ pub struct ChainSpec {
     /// Clique parameters (`config.clique`), if any. A Clique chain pays no block rewards (the
     /// executor treats it as post-merge for rewards only).
     pub clique: Option<CliqueConfig>,
-    /// The raw `config.karma` section; `None` for a plain EVM chain.
-    pub karma: Option<serde_json::Value>,
+    /// The `config.karma` section; `None` for a plain EVM chain (no gasless path).
+    pub karma: Option<KarmaConfig>,
 }
 
 impl ChainSpec {
@@ -78,7 +84,8 @@ impl ChainSpec {
             .extra_fields
             .get("karma")
             .filter(|v| !v.is_null())
-            .cloned();
+            .map(KarmaConfig::from_json)
+            .transpose()?;
 
         let mut forks = Vec::new();
         let by_block = [
@@ -372,12 +379,49 @@ mod tests {
     }
 
     #[test]
+    fn karma_section_is_typed_and_a_bad_field_is_named() {
+        let karma = |extra: serde_json::Value| {
+            let mut k = serde_json::json!({
+                "karmaContract": "0x0000000000000000000000000000000000006b61",
+                "tiersContract": "0x0000000000000000000000000000000000006b74",
+            });
+            k.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            let genesis: Genesis = serde_json::from_value(serde_json::json!({
+                "config": {"chainId": 1, "karma": k}, "alloc": {}
+            }))
+            .unwrap();
+            ChainSpec::from_genesis(genesis)
+        };
+        let spec = karma(serde_json::json!({})).unwrap();
+        let k = spec.karma.unwrap();
+        assert_eq!((k.epoch_length, k.quota_unit_gas), (86_400, 100_000));
+        assert_eq!(k.tiers.len(), 11);
+        for (extra, field) in [
+            (serde_json::json!({"epochLength": "day"}), "epochLength"),
+            (serde_json::json!({"epochLength": 0}), "epochLength"),
+            (serde_json::json!({"fees": {"marginPercent": -1}}), "fees"),
+            (serde_json::json!({"epoch": 5}), "epoch"),
+            (
+                serde_json::json!({"tiers": [{"minKarma": "0x1", "maxKarma": "0x2", "name": "a", "txPerEpoch": 1}]}),
+                "tiers[0]",
+            ),
+        ] {
+            let err = karma(extra.clone()).unwrap_err().to_string();
+            assert!(
+                err.contains("config.karma") && err.contains(field),
+                "{extra}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn zero_base_fee_keeps_base_fee_at_zero() {
         let spec = spec_from(serde_json::json!({
-            "chainId": 1, "londonBlock": 0, "zeroBaseFee": true, "karma": {"epoch": 86400}
+            "chainId": 1, "londonBlock": 0, "zeroBaseFee": true
         }));
         assert!(spec.zero_base_fee);
-        assert!(spec.karma.is_some());
         let header = spec.genesis_header(B256::ZERO);
         assert_eq!(header.base_fee_per_gas, Some(0));
         let parent = Header {

@@ -235,9 +235,10 @@ pub const DEFAULT_RPC_HOST_ALLOWLIST: &[&str] = &["localhost", "127.0.0.1"];
 pub const DEFAULT_RPC_CORS_ORIGINS: &[&str] = &[];
 
 /// Namespaces served over HTTP and WebSocket unless `--rpc-http-api` / `--rpc-ws-api` say
-/// otherwise (Besu's default, ETH NET WEB3): `txpool`, which shows every pending transaction,
-/// and any operator namespace stay off until the operator turns them on.
-pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3"];
+/// otherwise: Besu's default (ETH, NET, WEB3) plus L2, since `l2_estimateGas` is what every
+/// client of this network calls. `txpool`, which shows every pending transaction, and the
+/// operator namespace `l2admin` stay off until the operator turns them on.
+pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3", "l2"];
 
 /// Browser origins allowed to open a WebSocket (`--rpc-ws-origins`, geth's `--ws.origins`
 /// default): pages served from this machine only (any scheme and port), so a web page the
@@ -280,3 +281,6 @@ pub const KARMA_DEFAULT_VERIFICATION_CAPACITY: u64 = 90_000;
 pub const KARMA_DEFAULT_MARGIN_PERCENT: u64 = 120;
 /// How often the kill-switch file is looked at.
 pub const KARMA_KILL_SWITCH_POLL: std::time::Duration = std::time::Duration::from_secs(1);
+/// Gas limit of the sequencer's `Karma.slash` transaction: the call writes two balances and
+/// emits two events (about 40k gas); 100k leaves room for a cold start of every slot.
+pub const KARMA_SLASH_GAS_LIMIT: u64 = 100_000;

@@ -21,4 +21,4 @@ pub mod storage;
 pub mod test_utils;
 pub mod trie;
 
-pub use node::{spawn, NodeConfig, NodeError, NodeHandle};
+pub use node::{spawn, KarmaNodeConfig, NodeConfig, NodeError, NodeHandle};

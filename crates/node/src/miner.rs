@@ -30,6 +30,9 @@ pub struct MinerConfig {
     pub create_empty_blocks: bool,
     /// The sealing key.
     pub key: PrivateKeySigner,
+    /// The extraData vanity of every sealed block: the pricing inputs on a Karma chain (so
+    /// every node quotes premium fees from the same figures), zeros otherwise.
+    pub vanity: [u8; 32],
 }
 
 /// Runs the miner until the task is dropped.
@@ -85,12 +88,26 @@ pub fn build_next(
     // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
     let state = chain.storage().state_at(Some(next.parent.header.number))?;
     let candidates = pool.best(next.base_fee);
+    let mut gate = pool.karma().map(|k| {
+        k.block_gate(
+            &state,
+            (next.parent.header.number, next.parent.hash),
+            next.timestamp,
+            next.base_fee,
+        )
+    });
     executor::build_block(
         chain.spec(),
         &state,
         &next.parent.header,
         next.attributes(),
-        candidates.iter().map(|t| t.tx.clone()),
+        candidates
+            .iter()
+            .filter(|t| {
+                gate.as_mut()
+                    .is_none_or(|g| g.allow(t.tx.inner(), t.sender()))
+            })
+            .map(|t| t.tx.clone()),
     )
     .map_err(|source| ChainError::Exec {
         number: next.number,
@@ -189,7 +206,7 @@ pub fn mine_one(
     // Only accounts the block changed can have a new nonce or a lower balance: re-reading
     // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
     let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
-    chain.commit_built(built, [0u8; 32], &cfg.key)?;
+    chain.commit_built(built, cfg.vanity, &cfg.key)?;
     pool.remove(&invalid);
     let state = chain.storage().state_at(None)?;
     let after = chain.next_block();
@@ -200,4 +217,82 @@ pub fn mine_one(
         pool.on_new_block(&state, &after);
     }
     Ok(Some((next.number, count)))
+}
+
+/// The sequencer's slasher: for each sender reported by the pool for two different gasless
+/// transactions in one slot, submits `Karma.slash(sender)` signed by `key` (a premium
+/// transaction, so it never depends on the slasher's own quota). One slash per sender and
+/// epoch.
+pub async fn run_slasher(
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    key: PrivateKeySigner,
+    mut reports: tokio::sync::mpsc::UnboundedReceiver<Address>,
+) {
+    let mut slashed = std::collections::HashSet::new();
+    while let Some(sender) = reports.recv().await {
+        let Some(karma) = pool.karma().cloned() else {
+            return;
+        };
+        let next = chain.next_block();
+        let epoch = karma.ledger().epochs().of(next.timestamp);
+        if !slashed.insert((sender, epoch)) {
+            continue;
+        }
+        let (chain2, pool2, key2) = (chain.clone(), pool.clone(), key.clone());
+        let result = tokio::task::spawn_blocking(move || {
+            submit_slash(&chain2, &pool2, &karma, &key2, sender, &next)
+        })
+        .await;
+        match result {
+            Ok(Ok(hash)) => {
+                tracing::warn!(target: "l2node::karma", %sender, %hash, "double signal: submitted Karma.slash")
+            }
+            Ok(Err(e)) => {
+                tracing::error!(target: "l2node::karma", %sender, error = %e, "cannot submit Karma.slash")
+            }
+            Err(e) => {
+                tracing::error!(target: "l2node::karma", %sender, error = %e, "slash task failed")
+            }
+        }
+    }
+}
+
+fn submit_slash(
+    chain: &Chain,
+    pool: &Pool,
+    karma: &crate::karma::Karma,
+    key: &PrivateKeySigner,
+    sender: Address,
+    next: &NextBlock,
+) -> Result<B256, crate::pool::PoolError> {
+    use alloy_consensus::{SignableTransaction, TxEip1559};
+    use alloy_signer::SignerSync;
+    use alloy_sol_types::SolCall;
+    let state = chain.storage().state_at(None)?;
+    let me = key.address();
+    let nonce = match pool.pending_nonce(me) {
+        Some(n) => n,
+        None => crate::storage::StateReader::account(&state, me)?.map_or(0, |a| a.nonce),
+    };
+    let price = u128::try_from(karma.threshold()).unwrap_or(u128::MAX);
+    let tx = TxEip1559 {
+        chain_id: next.chain_id,
+        nonce,
+        gas_limit: crate::constants::KARMA_SLASH_GAS_LIMIT,
+        max_fee_per_gas: price.saturating_add(u128::from(next.base_fee)),
+        max_priority_fee_per_gas: price,
+        to: alloy_primitives::TxKind::Call(karma.ledger().config().karma_contract),
+        value: alloy_primitives::U256::ZERO,
+        access_list: Default::default(),
+        input: crate::karma::contracts::IKarma::slashCall { account: sender }
+            .abi_encode()
+            .into(),
+    };
+    let sig = key
+        .sign_hash_sync(&tx.signature_hash())
+        .map_err(|_| crate::pool::PoolError::InvalidSender)?;
+    let env = alloy_consensus::TxEnvelope::from(tx.into_signed(sig));
+    let recovered = alloy_consensus::transaction::Recovered::new_unchecked(env, me);
+    pool.add(recovered, &state, next)
 }

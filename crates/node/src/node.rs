@@ -8,6 +8,9 @@ use alloy_signer_local::PrivateKeySigner;
 use crate::{
     chain::{Chain, ChainError},
     chainspec::ChainSpec,
+    constants::KARMA_KILL_SWITCH_POLL,
+    fees::pricing::PricingInputs,
+    karma::Karma,
     miner::{self, MinerConfig},
     pool::{Pool, PoolConfig, PoolError},
     rpc::{self, RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle},
@@ -33,6 +36,18 @@ pub struct NodeConfig {
     pub rpc: RpcConfig,
     /// Pool sizing.
     pub pool: PoolConfig,
+    /// Karma operation (used on a chain with a `karma` section).
+    pub karma: KarmaNodeConfig,
+}
+
+/// How this node operates the Karma policy.
+#[derive(Debug, Clone, Default)]
+pub struct KarmaNodeConfig {
+    /// While this file exists, every gasless path is off (`--gasless-kill-switch-file`).
+    pub kill_switch_file: Option<PathBuf>,
+    /// A key with the `Karma` slasher role: a sequencer holding it refuses a second gasless
+    /// transaction in one slot and submits `Karma.slash(sender)` (`--karma-slasher-key`).
+    pub slasher: Option<PrivateKeySigner>,
 }
 
 /// Errors while starting a node.
@@ -61,6 +76,8 @@ pub struct NodeHandle {
     /// The RPC servers (bound addresses inside).
     pub rpc: RpcServerHandle,
     miner: Option<tokio::task::JoinHandle<()>>,
+    /// Background tasks (kill-switch poll, slasher), stopped with the node.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for NodeHandle {
@@ -76,6 +93,9 @@ impl Drop for NodeHandle {
     fn drop(&mut self) {
         if let Some(m) = self.miner.take() {
             m.abort();
+        }
+        for t in &self.tasks {
+            t.abort();
         }
         self.rpc.stop();
     }
@@ -118,7 +138,42 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     pool_cfg
         .journal_path
         .get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
-    let pool = Arc::new(Pool::new(pool_cfg)?);
+    let mut pool = Pool::new(pool_cfg)?;
+    let mut tasks = Vec::new();
+    if let Some(ledger) = chain.ledger() {
+        let karma = Arc::new(Karma::new(
+            ledger.clone(),
+            chain.storage().clone(),
+            cfg.karma.kill_switch_file.clone(),
+        )?);
+        if cfg.karma.kill_switch_file.is_some() {
+            let k = karma.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(KARMA_KILL_SWITCH_POLL);
+                loop {
+                    tick.tick().await;
+                    k.poll_kill_switch();
+                }
+            }));
+        }
+        pool = pool.with_karma(karma);
+    }
+    let mut slash_reports = None;
+    if let (Some(_), Some(_), Some(_)) = (chain.ledger(), &cfg.signer, &cfg.karma.slasher) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        pool = pool.with_double_signal_reports(tx);
+        slash_reports = Some(rx);
+    }
+    let pool = Arc::new(pool);
+    if let (Some(rx), Some(key)) = (slash_reports, cfg.karma.slasher.clone()) {
+        tracing::info!(target: "l2node::karma", slasher = %key.address(), "slashing double signals");
+        tasks.push(tokio::spawn(miner::run_slasher(
+            chain.clone(),
+            pool.clone(),
+            key,
+            rx,
+        )));
+    }
     {
         let state = chain.storage().state_at(None)?;
         let n = pool.load_journal(&state, &chain.next_block())?;
@@ -134,7 +189,14 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         tokio::spawn(miner::run(
             chain.clone(),
             pool.clone(),
-            MinerConfig { block_time: cfg.block_time, create_empty_blocks: cfg.create_empty_blocks, key },
+            MinerConfig {
+                block_time: cfg.block_time,
+                create_empty_blocks: cfg.create_empty_blocks,
+                key,
+                vanity: chain.spec().karma.as_ref().map_or([0u8; 32], |k| {
+                    PricingInputs::from_params(&k.fees).to_vanity()
+                }),
+            },
         ))
     });
     let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
@@ -144,5 +206,6 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         pool,
         rpc,
         miner,
+        tasks,
     })
 }

@@ -26,6 +26,7 @@ pub use next::NextBlock;
 use crate::{
     chainspec::ChainSpec,
     executor::{self, ExecError},
+    karma::ledger::Ledger,
     state::{AccountChange, AccountState},
     storage::{BlockToStore, Storage, StorageError, StoredBlock},
 };
@@ -128,6 +129,8 @@ pub struct Chain {
     write: Mutex<()>,
     blocks: broadcast::Sender<Arc<NewBlock>>,
     signers: Vec<Address>,
+    /// The Karma ledger rules, on a chain with a `karma` section.
+    ledger: Option<Ledger>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -148,6 +151,7 @@ impl Chain {
             });
         }
         let configured = spec.genesis_header(B256::ZERO);
+        let ledger = spec.karma.clone().map(Ledger::new);
         let head = match storage.head_number()? {
             None => {
                 let changes = genesis_changes(&spec);
@@ -160,6 +164,10 @@ impl Chain {
                         body: genesis_body(&spec),
                         senders: vec![],
                         receipts: vec![],
+                        karma: ledger
+                            .as_ref()
+                            .map(|l| l.genesis_delta(spec.genesis.timestamp))
+                            .unwrap_or_default(),
                     })
                 })?;
                 storage.put_genesis_config(&genesis::canonical_json(&spec.genesis))?;
@@ -201,7 +209,13 @@ impl Chain {
             write: Mutex::new(()),
             blocks,
             signers,
+            ledger,
         })
+    }
+
+    /// The Karma ledger rules (`None` on a chain without Karma).
+    pub fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
     }
 
     /// The storage underneath.
@@ -293,6 +307,7 @@ impl Chain {
                 body,
                 senders,
                 receipts: out.receipts,
+                karma: Default::default(),
             })
         })
     }
@@ -341,6 +356,7 @@ impl Chain {
                 },
                 senders,
                 receipts,
+                karma: Default::default(),
             })
         })
     }
@@ -351,12 +367,27 @@ impl Chain {
         changes: &[AccountChange],
         seal: impl FnOnce(B256) -> Result<BlockToStore, ChainError>,
     ) -> Result<B256, ChainError> {
-        let (block, hash) = self.storage.commit_block(number, changes, seal)?;
+        let (block, hash) = self.storage.commit_block(number, changes, |root| {
+            let mut block = seal(root)?;
+            if let Some(ledger) = &self.ledger {
+                // Storage still holds the parent here: the ledger and state before the block.
+                block.karma = ledger.block_delta(
+                    &self.storage.ledger_at(None)?,
+                    &self.storage.state_at(None)?,
+                    &block.header,
+                    &block.body.transactions,
+                    &block.senders,
+                    &block.receipts,
+                )?;
+            }
+            Ok::<_, ChainError>(block)
+        })?;
         let BlockToStore {
             header,
             body,
             senders,
             receipts,
+            karma: _,
         } = block;
         *self.head.write() = Arc::new(Head {
             header: header.clone(),

@@ -1,6 +1,9 @@
 //! Fee suggestions with their standard meaning (eth_gasPrice, eth_maxPriorityFeePerGas,
 //! eth_feeHistory): geth's gas price oracle, cached per head, and the fee history.
 
+pub mod premium;
+pub mod pricing;
+
 use std::sync::Arc;
 
 use alloy_consensus::{ReceiptEnvelope, Transaction as _, TxEnvelope};

@@ -2,8 +2,405 @@
 //! free transactions by tier; past it (or when slashed) they pay premium fees.
 //!
 //! `config` is the typed genesis section, `policy` the pure rules, `ledger` the per-block
-//! derivation that is committed with every block, and `contracts` the predeployed Solidity.
+//! derivation that the chain commits with every block, and `contracts` the predeployed
+//! Solidity. [`Karma`] is the service the pool, block building and the RPC ask: a sender's
+//! state at the next block, admission, the kill switch and the operator's deny list.
 
 pub mod config;
+pub mod contracts;
+pub mod ledger;
+pub mod policy;
+
+use std::{
+    collections::HashMap,
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+};
+
+use alloy_consensus::TxEnvelope;
+use alloy_primitives::{Address, B256, U256};
+use parking_lot::{Mutex, RwLock};
 
 pub use config::{FeeParams, KarmaConfig, KarmaConfigError};
+use ledger::Ledger;
+use policy::{Refusal, SenderState};
+
+use crate::{
+    state::{DenyEntry, DenyReason, KarmaTier},
+    storage::{StateReader, Storage, StorageError},
+};
+
+/// Why a transaction is refused by the Karma policy: the message says what to do.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum KarmaError {
+    /// The gasless path is closed for this sender now.
+    #[error("{}", refusal_message(.refusal, .tier.as_deref(), *.resets_at, *.threshold))]
+    Refused {
+        /// Why.
+        refusal: Refusal,
+        /// The sender's tier name.
+        tier: Option<String>,
+        /// When the window refreshes (Unix seconds).
+        resets_at: u64,
+        /// The premium threshold, wei per gas.
+        threshold: U256,
+    },
+    /// A second, different gasless transaction for a sender and nonce that already has one
+    /// pending (RLN: two signals in one slot).
+    #[error("a different free transaction from {sender} with nonce {nonce} is already pending: two free transactions in the same slot violate the spam policy (RLN), and the sender has been reported for slashing; to replace a pending transaction, pay premium gas (at least {} gwei per gas)", gwei(*.threshold))]
+    DoubleSignal {
+        /// The sender.
+        sender: Address,
+        /// The nonce.
+        nonce: u64,
+        /// The premium threshold, wei per gas.
+        threshold: U256,
+    },
+}
+
+fn gwei(wei: U256) -> String {
+    let gwei = U256::from(1_000_000_000u64);
+    let (whole, frac) = (wei / gwei, wei % gwei);
+    if frac.is_zero() {
+        whole.to_string()
+    } else {
+        let frac = format!("{:09}", frac.to::<u64>());
+        format!("{whole}.{}", frac.trim_end_matches('0'))
+    }
+}
+
+fn refusal_message(
+    refusal: &Refusal,
+    tier: Option<&str>,
+    resets_at: u64,
+    threshold: U256,
+) -> String {
+    let pay = format!(
+        "or pay premium gas (at least {} gwei per gas) to proceed",
+        gwei(threshold)
+    );
+    let at = utc(resets_at);
+    let tier = tier.unwrap_or("none");
+    match refusal {
+        Refusal::GaslessDisabled => format!("Free transactions are switched off on this network for now (operator kill switch); pay premium gas (at least {} gwei per gas) to proceed.", gwei(threshold)),
+        Refusal::NoKarma => format!("This sender holds no Karma, and free transactions need Karma (tier \"{tier}\" has no free quota). Earn Karma to get a daily quota of free transactions, {pay}."),
+        Refusal::Denied(DenyEntry { reason: DenyReason::QuotaExceeded, .. }) | Refusal::OverQuota { .. } => {
+            let needs = match refusal {
+                Refusal::OverQuota { needed, remaining } => format!(" (this transaction needs {needed} quota units, {remaining} left including pending transactions)"),
+                _ => String::new(),
+            };
+            format!("Free transaction limit reached for your current Karma tier (\"{tier}\"){needs}. Wait for the window that resets at {at}, earn more Karma to upgrade your tier, {pay}.")
+        }
+        Refusal::Denied(DenyEntry { reason: DenyReason::RlnViolation, .. }) => format!("This sender was slashed for violating the spam policy (RLN: two different free transactions in one slot) and gets no free transactions until the window resets at {at}; {pay}."),
+        Refusal::Denied(DenyEntry { reason: DenyReason::Operator, until_epoch }) => {
+            let until = if *until_epoch == u64::MAX { "until the operator lifts it".to_owned() } else { format!("until {at}") };
+            format!("This sender is on the operator's deny list {until} and gets no free transactions; {pay}.")
+        }
+    }
+}
+
+/// `2026-11-23 00:00:00 UTC` for Unix seconds.
+pub fn utc(secs: u64) -> String {
+    // Howard Hinnant's civil-from-days.
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// A sender's Karma at a block: balance, tier and the policy state.
+#[derive(Debug, Clone)]
+pub struct SenderStatus {
+    /// Karma balance (wei of KARMA).
+    pub balance: U256,
+    /// Tier index and tier.
+    pub tier: Option<(usize, KarmaTier)>,
+    /// Epoch, usage and active denial (operator entries included).
+    pub state: SenderState,
+    /// When the epoch ends (Unix seconds).
+    pub epoch_ends_at: u64,
+}
+
+/// The Karma service of a node on a chain with a `karma` section.
+#[derive(Debug)]
+pub struct Karma {
+    ledger: Ledger,
+    storage: Storage,
+    kill_switch_file: Option<PathBuf>,
+    /// The kill-switch file existed at the last poll.
+    file_off: AtomicBool,
+    /// An operator turned gasless off (`l2admin_setKillSwitch`).
+    admin_off: AtomicBool,
+    /// Operator deny entries (sender -> last denied epoch), mirrored in storage.
+    operator: RwLock<HashMap<Address, u64>>,
+    /// Tiers in force for the block after a head: (head hash, next epoch) -> tiers.
+    tiers_cache: Mutex<Option<(B256, u64, Arc<Vec<KarmaTier>>)>>,
+}
+
+impl Karma {
+    /// The service for `ledger` over `storage`.
+    pub fn new(
+        ledger: Ledger,
+        storage: Storage,
+        kill_switch_file: Option<PathBuf>,
+    ) -> Result<Self, StorageError> {
+        let operator = storage.operator_deny_list()?.into_iter().collect();
+        let karma = Self {
+            ledger,
+            storage,
+            kill_switch_file,
+            file_off: AtomicBool::new(false),
+            admin_off: AtomicBool::new(false),
+            operator: RwLock::new(operator),
+            tiers_cache: Mutex::new(None),
+        };
+        karma.poll_kill_switch();
+        Ok(karma)
+    }
+
+    /// The ledger rules.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// The premium threshold, wei per gas.
+    pub fn threshold(&self) -> U256 {
+        self.ledger.config().premium_threshold
+    }
+
+    /// Whether the gasless path is open (neither the kill-switch file nor an operator closed it).
+    pub fn gasless_enabled(&self) -> bool {
+        !self.file_off.load(Ordering::Relaxed) && !self.admin_off.load(Ordering::Relaxed)
+    }
+
+    /// Looks at the kill-switch file once: gasless is off while it exists.
+    pub fn poll_kill_switch(&self) {
+        if let Some(path) = &self.kill_switch_file {
+            let off = path.exists();
+            if self.file_off.swap(off, Ordering::Relaxed) != off {
+                tracing::warn!(target: "l2node::karma", file = %path.display(), gasless = !off, "kill switch changed");
+            }
+        }
+    }
+
+    /// Turns the gasless path off (`true`) or back on, as an operator.
+    pub fn set_kill_switch(&self, off: bool) {
+        self.admin_off.store(off, Ordering::Relaxed);
+        tracing::warn!(target: "l2node::karma", gasless = !off, "kill switch set by operator");
+    }
+
+    /// Puts a sender on the operator deny list through `until_epoch` (inclusive; `None` =
+    /// until removed), or takes it off (`remove`).
+    pub fn set_operator_denied(
+        &self,
+        sender: Address,
+        until_epoch: Option<u64>,
+        remove: bool,
+    ) -> Result<bool, StorageError> {
+        let value = (!remove).then(|| until_epoch.unwrap_or(u64::MAX));
+        self.storage.set_operator_denied(&sender, value)?;
+        let mut list = self.operator.write();
+        Ok(match value {
+            Some(v) => list.insert(sender, v) != Some(v),
+            None => list.remove(&sender).is_some(),
+        })
+    }
+
+    /// The tiers in force for the block after the head `head_hash` at `next_timestamp`.
+    fn tiers_next(
+        &self,
+        state: &dyn StateReader,
+        ledger: &crate::storage::LedgerAt,
+        head_hash: B256,
+        next_timestamp: u64,
+    ) -> Result<(u64, Arc<Vec<KarmaTier>>), StorageError> {
+        let epoch = self.ledger.epochs().of(next_timestamp);
+        if let Some((h, e, tiers)) = self.tiers_cache.lock().as_ref() {
+            if *h == head_hash && *e == epoch {
+                return Ok((epoch, tiers.clone()));
+            }
+        }
+        let tiers = Arc::new(self.ledger.tiers_for(ledger, state, next_timestamp)?.tiers);
+        *self.tiers_cache.lock() = Some((head_hash, epoch, tiers.clone()));
+        Ok((epoch, tiers))
+    }
+
+    /// A sender's Karma for the block after head `head_number` (hash `head_hash`, whose state
+    /// `state` is) at `next_timestamp`: what admission and estimates decide on.
+    pub fn status_next(
+        &self,
+        state: &dyn StateReader,
+        head_number: u64,
+        head_hash: B256,
+        next_timestamp: u64,
+        sender: Address,
+    ) -> Result<SenderStatus, StorageError> {
+        let ledger = self.storage.ledger_at(Some(head_number))?;
+        let (epoch, tiers) = self.tiers_next(state, &ledger, head_hash, next_timestamp)?;
+        let balance = self.ledger.balance(state, sender)?;
+        let tier = policy::tier_of(balance, &tiers).map(|(i, t)| (i, t.clone()));
+        let mut st = SenderState {
+            epoch,
+            tier_quota: tier.as_ref().map_or(0, |(_, t)| u64::from(t.tx_per_epoch)),
+            usage: ledger.usage(&sender, epoch)?,
+            deny: ledger.deny(&sender)?.filter(|d| d.until_epoch >= epoch),
+        };
+        if st.deny.is_none() {
+            if let Some(until) = self.operator.read().get(&sender).filter(|u| **u >= epoch) {
+                st.deny = Some(DenyEntry {
+                    reason: DenyReason::Operator,
+                    until_epoch: *until,
+                });
+            }
+        }
+        Ok(SenderStatus {
+            balance,
+            tier,
+            epoch_ends_at: self.ledger.epochs().ends_at(epoch),
+            state: st,
+        })
+    }
+
+    /// Admission of `tx` (at `base_fee`) from a sender in `status` that already has
+    /// `pending_units` gasless units in the pool.
+    pub fn admit(
+        &self,
+        status: &SenderStatus,
+        pending_units: u64,
+        tx: &TxEnvelope,
+        base_fee: u64,
+    ) -> Result<(), KarmaError> {
+        let (premium, units) = self.ledger.classify(tx, base_fee);
+        self.admit_units(status, pending_units, premium, units)
+    }
+
+    /// [`Karma::admit`] for a transaction already classified.
+    pub fn admit_units(
+        &self,
+        status: &SenderStatus,
+        pending_units: u64,
+        premium: bool,
+        units: u64,
+    ) -> Result<(), KarmaError> {
+        let mut st = status.state.clone();
+        st.usage.used = st.usage.used.saturating_add(pending_units);
+        policy::admit(&st, premium, units, self.gasless_enabled())
+            .map(|_| ())
+            .map_err(|refusal| self.refused(status, refusal))
+    }
+
+    /// The refusal error for `status`.
+    pub fn refused(&self, status: &SenderStatus, refusal: Refusal) -> KarmaError {
+        let resets_at = match refusal {
+            Refusal::Denied(d) if d.until_epoch != status.state.epoch => {
+                self.ledger.epochs().ends_at(d.until_epoch)
+            }
+            _ => status.epoch_ends_at,
+        };
+        KarmaError::Refused {
+            refusal,
+            tier: status.tier.as_ref().map(|(_, t)| t.name.clone()),
+            resets_at,
+            threshold: self.threshold(),
+        }
+    }
+}
+
+/// Karma admission inside one block being built: each sender's state is loaded once and
+/// updated with every gasless transaction let through, so a block never holds more free
+/// transactions than the quota (whatever the pool held when the quota or switch changed).
+pub struct BlockGate<'a> {
+    karma: &'a Karma,
+    state: &'a dyn StateReader,
+    head: (u64, B256),
+    timestamp: u64,
+    base_fee: u64,
+    senders: HashMap<Address, Option<SenderStatus>>,
+}
+
+impl std::fmt::Debug for BlockGate<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockGate")
+            .field("head", &self.head)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BlockGate<'_> {
+    /// Whether `tx` from `sender` may go into the block; counts it if so.
+    pub fn allow(&mut self, tx: &TxEnvelope, sender: Address) -> bool {
+        let (premium, units) = self.karma.ledger.classify(tx, self.base_fee);
+        if premium {
+            return true;
+        }
+        let entry = self.senders.entry(sender).or_insert_with(|| {
+            self.karma
+                .status_next(self.state, self.head.0, self.head.1, self.timestamp, sender)
+                .inspect_err(|e| tracing::warn!(target: "l2node::karma", %sender, error = %e, "cannot read Karma state; leaving its free transactions out of this block"))
+                .ok()
+        });
+        let Some(status) = entry else { return false };
+        match policy::admit(&status.state, false, units, self.karma.gasless_enabled()) {
+            Ok(effect) => {
+                status.state.apply(&effect);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl Karma {
+    /// The gate for a block at `timestamp` with `base_fee` on head `head` (number, hash) whose
+    /// state is `state`.
+    pub fn block_gate<'a>(
+        &'a self,
+        state: &'a dyn StateReader,
+        head: (u64, B256),
+        timestamp: u64,
+        base_fee: u64,
+    ) -> BlockGate<'a> {
+        BlockGate {
+            karma: self,
+            state,
+            head,
+            timestamp,
+            base_fee,
+            senders: HashMap::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_formats_civil_time() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_795_392_000), "2026-11-23 00:00:00 UTC");
+        assert_eq!(utc(951_786_061), "2000-02-29 01:01:01 UTC");
+    }
+
+    #[test]
+    fn gwei_is_exact() {
+        assert_eq!(gwei(U256::from(12_000_000_000u64)), "12");
+        assert_eq!(gwei(U256::from(1_500_000_000u64)), "1.5");
+    }
+}

@@ -11,6 +11,9 @@ use crate::storage::StorageError;
 /// maps to JSON-RPC error `-32000` with the display string as message.
 #[derive(Debug, thiserror::Error)]
 pub enum PoolError {
+    /// The Karma policy refuses the gasless path (the message says what to do).
+    #[error(transparent)]
+    Karma(#[from] crate::karma::KarmaError),
     /// The bytes are not a valid EIP-2718 transaction (message as geth: `rlp: ...`).
     #[error("{0}")]
     Decode(String),

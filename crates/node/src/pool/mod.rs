@@ -44,7 +44,12 @@ use tokio::sync::broadcast;
 
 pub use error::PoolError;
 
-use crate::{chain::NextBlock, constants, storage::StateReader};
+use crate::{
+    chain::NextBlock,
+    constants,
+    karma::{Karma, KarmaError},
+    storage::StateReader,
+};
 use inner::{Arrival, Inner, Limits, Victims};
 use journal::Journal;
 
@@ -161,6 +166,10 @@ pub struct Pool {
     /// The journal, locked after `inner` when both are held.
     journal: Mutex<Option<Journal>>,
     events: broadcast::Sender<B256>,
+    /// The Karma policy, on a chain with a `karma` section.
+    karma: Option<Arc<Karma>>,
+    /// Senders seen sending two different gasless transactions for one nonce, for a slasher.
+    double_signals: Option<tokio::sync::mpsc::UnboundedSender<Address>>,
 }
 
 impl Pool {
@@ -173,7 +182,53 @@ impl Pool {
             inner: Mutex::new(Inner::default()),
             journal: Mutex::new(journal),
             events,
+            karma: None,
+            double_signals: None,
         })
+    }
+
+    /// Applies the Karma policy to admission (DESIGN section 3).
+    pub fn with_karma(mut self, karma: Arc<Karma>) -> Self {
+        self.karma = Some(karma);
+        self
+    }
+
+    /// Refuses a second, different gasless transaction for a sender and nonce that already
+    /// has one pending, and reports the sender on `slash` (a sequencer with a slasher key).
+    pub fn with_double_signal_reports(
+        mut self,
+        slash: tokio::sync::mpsc::UnboundedSender<Address>,
+    ) -> Self {
+        self.double_signals = Some(slash);
+        self
+    }
+
+    /// The Karma policy, if the chain has one.
+    pub fn karma(&self) -> Option<&Arc<Karma>> {
+        self.karma.as_ref()
+    }
+
+    /// Gasless quota units of `sender`'s pooled transactions (except the one at `skip_nonce`):
+    /// pending free transactions count against the quota before they are mined.
+    pub fn pending_units(&self, sender: &Address, skip_nonce: Option<u64>, base_fee: u64) -> u64 {
+        let Some(karma) = &self.karma else { return 0 };
+        let inner = self.inner.lock();
+        inner.senders.get(sender).map_or(0, |s| {
+            Self::gasless_units(karma, s.txs.iter(), skip_nonce, base_fee)
+        })
+    }
+
+    fn gasless_units<'a>(
+        karma: &Karma,
+        txs: impl Iterator<Item = (&'a u64, &'a Arc<PooledTx>)>,
+        skip_nonce: Option<u64>,
+        base_fee: u64,
+    ) -> u64 {
+        txs.filter(|(n, _)| Some(**n) != skip_nonce)
+            .map(|(_, t)| karma.ledger().classify(t.tx.inner(), base_fee))
+            .filter(|(premium, _)| !premium)
+            .map(|(_, units)| units)
+            .sum()
     }
 
     /// Decodes, validates and inserts a raw EIP-2718 transaction; returns its hash. The size is
@@ -241,6 +296,21 @@ impl Pool {
         let (account_nonce, balance) = account.map(|a| (a.nonce, a.balance)).unwrap_or_default();
         let sender = tx.signer();
         let nonce = tx.inner().nonce();
+        // Karma state I/O also happens outside the lock; the pending count is taken under it.
+        let karma = match &self.karma {
+            Some(k) => {
+                let status = k.status_next(
+                    state,
+                    ctx.parent.header.number,
+                    ctx.parent.hash,
+                    ctx.timestamp,
+                    sender,
+                )?;
+                let (premium, units) = k.ledger().classify(tx.inner(), ctx.base_fee);
+                Some((k, status, premium, units))
+            }
+            None => None,
+        };
         let cost = validate::max_cost(tx.inner());
 
         let mut inner = self.inner.lock();
@@ -278,6 +348,24 @@ impl Pool {
         let limits = self.limits();
         let own = inner.senders.get(&sender);
         let replaced = own.and_then(|s| s.txs.get(&nonce)).cloned();
+        if let Some((k, status, premium, units)) = &karma {
+            if !premium {
+                if let (Some(old), Some(report)) = (&replaced, &self.double_signals) {
+                    if !k.ledger().classify(old.tx.inner(), ctx.base_fee).0 {
+                        let _ = report.send(sender);
+                        return Err(PoolError::Karma(KarmaError::DoubleSignal {
+                            sender,
+                            nonce,
+                            threshold: k.threshold(),
+                        }));
+                    }
+                }
+                let pending = own.map_or(0, |s| {
+                    Self::gasless_units(k, s.txs.iter(), Some(nonce), ctx.base_fee)
+                });
+                k.admit_units(status, pending, false, *units)?;
+            }
+        }
         if let Some(old) = &replaced {
             if !self.bump_ok(old, &pooled) {
                 return Err(PoolError::ReplaceUnderpriced);

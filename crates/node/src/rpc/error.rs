@@ -60,6 +60,9 @@ pub enum RpcError {
     /// A fee query was refused or failed.
     #[error(transparent)]
     Fee(#[from] FeeError),
+    /// A Karma method on a chain without Karma.
+    #[error("this chain has no Karma policy (its genesis has no config.karma section), so there is no gasless path and no Karma state")]
+    NoKarma,
     /// The EVM job pool is shut down (the node is stopping).
     #[error("the node is shutting down: {0}")]
     Closed(#[from] tokio::sync::AcquireError),
@@ -99,6 +102,7 @@ impl From<RpcError> for ErrorObjectOwned {
             RpcError::HeaderNotFound
             | RpcError::HeaderForHashNotFound
             | RpcError::FilterNotFound
+            | RpcError::NoKarma
             | RpcError::Logs(LogsError::UnknownBlock)
             | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,
             RpcError::Pool(ref p) if p.is_invalid_transaction() => code::SERVER_ERROR,

@@ -37,9 +37,9 @@ use crate::{
 /// Shared state of the eth handlers.
 #[derive(Clone)]
 pub struct EthRpc {
-    chain: Arc<Chain>,
-    pool: Arc<Pool>,
-    cfg: RpcConfig,
+    pub(super) chain: Arc<Chain>,
+    pub(super) pool: Arc<Pool>,
+    pub(super) cfg: RpcConfig,
     /// Permits for heavy jobs (EVM runs, block builds, log searches, proofs, receipt
     /// conversion): bounded concurrency so no flood of reads starves block production.
     jobs: Arc<Semaphore>,
@@ -89,7 +89,7 @@ impl EthRpc {
     }
 
     /// State and header of a block, or "header not found".
-    fn state_for(&self, id: Option<BlockId>) -> RpcResult<(StateAt, Header)> {
+    pub(super) fn state_for(&self, id: Option<BlockId>) -> RpcResult<(StateAt, Header)> {
         let id = id.unwrap_or(BlockId::latest());
         let n = self.state_number_of(id)?;
         let storage = self.chain.storage();
@@ -125,7 +125,7 @@ impl EthRpc {
     }
 
     /// Runs `f` on the state of `block` as a heavy job (see [`Self::bounded`]).
-    async fn evm_call<T: Send + 'static>(
+    pub(super) async fn evm_call<T: Send + 'static>(
         &self,
         block: Option<BlockId>,
         f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
@@ -137,7 +137,7 @@ impl EthRpc {
     }
 
     /// Runs a heavy job: off the async runtime, behind the job semaphore.
-    async fn bounded<T: Send + 'static>(
+    pub(super) async fn bounded<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
@@ -160,7 +160,7 @@ pub(super) async fn blocking<T: Send + 'static>(
 
 impl EthRpc {
     /// The oracle's tip: from its per-head cache when it has one, else computed as a heavy job.
-    async fn suggested_tip(&self) -> RpcResult<u128> {
+    pub(super) async fn suggested_tip(&self) -> RpcResult<u128> {
         if let Some(tip) = self.fees.cached_tip() {
             return Ok(tip);
         }

@@ -7,6 +7,7 @@ pub mod error;
 mod eth;
 mod filters;
 pub mod http_layer;
+mod l2;
 pub mod middleware;
 mod misc;
 mod params;
@@ -16,7 +17,10 @@ pub mod server;
 use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
-use l2node_api::{EthApiServer, EthPubSubApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer};
+use l2node_api::{
+    EthApiServer, EthPubSubApiServer, L2AdminApiServer, L2ApiServer, NetApiServer, TxpoolApiServer,
+    Web3ApiServer,
+};
 
 use crate::{chain::Chain, constants, pool::Pool};
 
@@ -64,11 +68,23 @@ pub enum Namespace {
     Web3,
     /// `txpool_`: the pool's contents, for operators (off by default, like Besu's TXPOOL).
     Txpool,
+    /// `l2_` (and `linea_estimateGas`): Karma-aware fees.
+    L2,
+    /// `l2admin_`: the Karma operator controls (off by default; see the README before
+    /// exposing it).
+    L2admin,
 }
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 4] = [Self::Eth, Self::Net, Self::Web3, Self::Txpool];
+    pub const ALL: [Namespace; 6] = [
+        Self::Eth,
+        Self::Net,
+        Self::Web3,
+        Self::Txpool,
+        Self::L2,
+        Self::L2admin,
+    ];
 
     /// The method-name prefix (`eth` for `eth_call`).
     pub fn prefix(self) -> &'static str {
@@ -77,12 +93,17 @@ impl Namespace {
             Self::Net => "net",
             Self::Web3 => "web3",
             Self::Txpool => "txpool",
+            Self::L2 => "l2",
+            Self::L2admin => "l2admin",
         }
     }
 
     /// The namespace of a method name.
     pub fn of(method: &str) -> Option<Self> {
         let prefix = method.split('_').next()?;
+        if prefix == "linea" {
+            return Some(Self::L2);
+        }
         Self::ALL.into_iter().find(|n| n.prefix() == prefix)
     }
 
@@ -103,7 +124,7 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL")
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN")
             })
     }
 }
@@ -118,8 +139,20 @@ impl std::fmt::Display for Namespace {
 pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let chain_id = chain.spec().chain_id;
+    let eth = EthRpc::new(chain.clone(), pool.clone(), cfg);
     module
-        .merge(EthRpc::new(chain.clone(), pool.clone(), cfg).into_rpc())
+        .merge(L2ApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(EthApiServer::into_rpc(eth))
+        .expect("unique names");
+    module
+        .merge(
+            l2::L2AdminRpc {
+                karma: pool.karma().cloned(),
+            }
+            .into_rpc(),
+        )
         .expect("unique names");
     module
         .merge(pubsub::PubSubRpc::new(chain, pool.clone()).into_rpc())

@@ -6,6 +6,7 @@
 //! held block queryable (archive) with one range lookup per read.
 
 mod codec;
+mod karma;
 mod logs;
 mod proof;
 mod reader;
@@ -18,6 +19,7 @@ use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use redb::TableDefinition;
 
+pub use karma::LedgerAt;
 pub use logs::LogQuery;
 pub use reader::{StateAt, StateReader};
 pub use write::BlockToStore;
@@ -178,6 +180,10 @@ impl Storage {
         tx.open_table(ACCOUNT_HISTORY)?;
         tx.open_table(STORAGE_HISTORY)?;
         tx.open_table(crate::trie::TRIE_NODES)?;
+        tx.open_table(karma::KARMA_USAGE)?;
+        tx.open_table(karma::KARMA_DENY)?;
+        tx.open_table(karma::KARMA_TIERS)?;
+        tx.open_table(karma::KARMA_OPERATOR_DENY)?;
         tx.commit()?;
         Ok(())
     }

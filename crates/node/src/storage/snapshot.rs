@@ -15,6 +15,7 @@ use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 use revm::bytecode::Bytecode;
 
 use super::{
+    karma::{KARMA_DENY, KARMA_TIERS, KARMA_USAGE},
     StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
     LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
@@ -52,6 +53,9 @@ pub(crate) struct Snapshot {
     pub(crate) code: Lazy<&'static [u8; 32], &'static [u8]>,
     pub(crate) account_history: Lazy<&'static [u8], &'static [u8]>,
     pub(crate) storage_history: Lazy<&'static [u8], &'static [u8; 32]>,
+    pub(crate) karma_usage: Lazy<&'static [u8], (u64, u64)>,
+    pub(crate) karma_deny: Lazy<&'static [u8], &'static [u8]>,
+    pub(crate) karma_tiers: Lazy<u64, &'static [u8]>,
 }
 
 impl Snapshot {
@@ -73,6 +77,9 @@ impl Snapshot {
             code: Lazy::new(CODE),
             account_history: Lazy::new(ACCOUNT_HISTORY),
             storage_history: Lazy::new(STORAGE_HISTORY),
+            karma_usage: Lazy::new(KARMA_USAGE),
+            karma_deny: Lazy::new(KARMA_DENY),
+            karma_tiers: Lazy::new(KARMA_TIERS),
         })
     }
 

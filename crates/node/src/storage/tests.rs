@@ -40,6 +40,7 @@ fn commit(
             body: BlockBody::default(),
             senders: vec![],
             receipts,
+            karma: Default::default(),
         })
     })
     .unwrap()

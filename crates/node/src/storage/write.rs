@@ -13,7 +13,7 @@ use super::{
     HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
     TX_INDEX,
 };
-use crate::state::AccountChange;
+use crate::state::{AccountChange, KarmaDelta};
 
 /// A block ready to be written, once its state root is known.
 #[derive(Debug, Clone)]
@@ -26,6 +26,8 @@ pub struct BlockToStore {
     pub senders: Vec<Address>,
     /// One receipt per transaction.
     pub receipts: Vec<ReceiptEnvelope>,
+    /// What the block changed in the Karma ledger (empty on a chain without Karma).
+    pub karma: KarmaDelta,
 }
 
 impl Storage {
@@ -182,6 +184,7 @@ fn write_block(
     for t in topics {
         topic_index.insert(codec::with_block(t.as_slice(), number).as_slice(), ())?;
     }
+    super::karma::write_delta(tx, number, &block.karma)?;
     tx.open_table(META)?.insert("head", number)?;
     Ok(hash)
 }
