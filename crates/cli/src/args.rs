@@ -106,10 +106,11 @@ pub(crate) struct RunArgs {
     /// Origins allowed for browser requests (CORS), comma-separated; "*" allows all.
     #[arg(long, value_delimiter = ',')]
     pub rpc_http_cors_origins: Vec<String>,
-    /// Namespaces served over HTTP, comma-separated: ETH, NET, WEB3, TXPOOL (case-insensitive).
+    /// Namespaces served over HTTP, comma-separated: ETH, NET, WEB3, TXPOOL, L2, L2ADMIN
+    /// (case-insensitive).
     #[arg(long, value_delimiter = ',', default_values_t = Namespace::defaults())]
     pub rpc_http_api: Vec<Namespace>,
-    /// Namespaces served over WebSocket, comma-separated: ETH, NET, WEB3, TXPOOL.
+    /// Namespaces served over WebSocket, comma-separated: ETH, NET, WEB3, TXPOOL, L2, L2ADMIN.
     #[arg(long, value_delimiter = ',', default_values_t = Namespace::defaults())]
     pub rpc_ws_api: Vec<Namespace>,
     /// Browser origins allowed to open a WebSocket, comma-separated ([scheme://]host[:port]; a
@@ -141,6 +142,10 @@ pub(crate) struct RunArgs {
     /// Gas cap of eth_call and eth_estimateGas.
     #[arg(long, default_value_t = c::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Allow the L2ADMIN namespace on a non-loopback listen address (refused at start
+    /// otherwise). Only for a private network or behind an authenticating proxy.
+    #[arg(long)]
+    pub rpc_l2admin_allow_remote: bool,
     /// While this file exists, every gasless path is off (checked every second): free
     /// transactions are refused, estimates turn premium, premium still works.
     #[arg(long, value_name = "FILE")]
@@ -271,6 +276,7 @@ impl RunArgs {
                 ws_origins: self.rpc_ws_origins,
                 http_apis: self.rpc_http_api,
                 ws_apis: self.rpc_ws_api,
+                l2admin_allow_remote: self.rpc_l2admin_allow_remote,
                 // Connection timeouts and WebSocket pings: the defaults (constants.rs).
                 ..Default::default()
             },

@@ -60,11 +60,28 @@ fn print_dev_banner(cfg: &l2node_node::NodeConfig) {
         "  accounts ({} ETH each):",
         l2node_node::constants::DEV_ACCOUNT_BALANCE_ETH
     );
+    let tiers = cfg
+        .spec
+        .karma
+        .as_ref()
+        .map(|k| k.tiers.clone())
+        .unwrap_or_default();
     for (i, s) in dev::dev_accounts().iter().enumerate() {
+        let karma = dev::DEV_ACCOUNT_KARMA[i];
+        let balance = alloy_primitives::U256::from(karma) * l2node_node::karma::config::ONE_KARMA;
+        let tier = l2node_node::karma::policy::tier_of(balance, &tiers)
+            .map(|(_, t)| format!("{} ({} free tx/day)", t.name, t.tx_per_epoch))
+            .unwrap_or_default();
         println!(
-            "    ({i}) {} key 0x{}",
+            "    ({i}) {} key 0x{}  karma {karma} -> {tier}",
             s.address(),
             alloy_primitives::hex::encode(s.to_bytes())
+        );
+    }
+    if let Some(k) = &cfg.spec.karma {
+        println!(
+            "  karma: Karma {} KarmaTiers {}; premium from {} wei per gas; l2_estimateGas quotes the fees",
+            k.karma_contract, k.tiers_contract, k.premium_threshold
         );
     }
     if let Some(k) = &cfg.signer {

@@ -20,6 +20,12 @@ pub const DEV_SEQUENCER_KEY: [u8; 32] = [
     0x5d, 0x1a, 0x7b, 0x2e, 0x93, 0x4c, 0x21, 0x08, 0xfe, 0x6d, 0x4b, 0x90, 0x3a, 0x17, 0xc2, 0x55,
     0x8e, 0x01, 0x3f, 0xa4, 0x62, 0xd9, 0x7c, 0x10, 0xb3, 0x48, 0xe5, 0x2a, 0x96, 0x0f, 0x71, 0x3c,
 ];
+/// The dev chain's `Karma` contract: "KARMA" in ASCII, then 1, easy to recognise in a trace.
+pub const DEV_KARMA_ADDRESS: alloy_primitives::Address =
+    alloy_primitives::address!("4b41524d41000000000000000000000000000001");
+/// The dev chain's `KarmaTiers` contract ("KARMA" then 2).
+pub const DEV_KARMA_TIERS_ADDRESS: alloy_primitives::Address =
+    alloy_primitives::address!("4b41524d41000000000000000000000000000002");
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
 /// Concurrent EVM jobs for RPC (call, estimate) when the core count is unknown.

@@ -530,11 +530,8 @@ mod tests {
         assert!(size > 0);
         assert!(deflated_len(FROM, &rlp) < raw);
         assert!(size <= packed_size(raw), "{size} vs raw {raw}");
-        eprintln!(
-            "raw {raw} deflated {} packed {size} raw packed {}",
-            deflated_len(FROM, &rlp),
-            packed_size(raw)
-        );
+        // High-entropy addresses leave little to compress: deflate then falls back to a
+        // stored block, at most 5 bytes over the raw size (71 raw -> 76 here).
         let real_from = address!("0x8ba1f109551bD432803012645Ac136ddd64DBA72");
         let real = unsigned_tx_rlp(
             &TransactionRequest::default()
@@ -546,10 +543,10 @@ mod tests {
             42,
             21_000,
         );
-        eprintln!(
-            "real raw {} deflated {} packed {}",
-            20 + real.len(),
-            deflated_len(real_from, &real),
+        let real_raw = 20 + real.len() as u64;
+        assert!(deflated_len(real_from, &real) <= real_raw + 5);
+        assert_eq!(
+            compressed_size(real_from, &real),
             compressed_size(real_from, &real)
         );
         for _ in 0..10 {

@@ -40,3 +40,37 @@ pub fn slashed_account(karma: Address, log: &Log) -> Option<Address> {
         .then(|| log.topics().get(1).map(|t| Address::from_word(*t)))
         .flatten()
 }
+
+pub struct KarmaPredeploy {
+    pub karma: Address,
+    pub tiers_contract: Address,
+    pub owner: Address,
+    pub operator: Address,
+    pub slasher: Address,
+    pub tiers: Vec<KarmaTier>,
+    pub balances: Vec<(Address, U256)>,
+}
+
+impl KarmaPredeploy {
+    pub fn alloc(&self) -> Vec<(Address, alloy_genesis::GenesisAccount)> {
+        let storage = self
+            .balances
+            .iter()
+            .map(|(a, b)| {
+                let mut buf = [0u8; 64];
+                buf[12..32].copy_from_slice(a.as_slice());
+                (
+                    alloy_primitives::keccak256(buf),
+                    alloy_primitives::B256::from(*b),
+                )
+            })
+            .collect();
+        vec![(
+            self.karma,
+            alloy_genesis::GenesisAccount::default()
+                .with_nonce(Some(1))
+                .with_code(Some(alloy_primitives::Bytes::from_static(&[0x00])))
+                .with_storage(Some(storage)),
+        )]
+    }
+}

@@ -137,6 +137,9 @@ pub struct SenderStatus {
     pub epoch_ends_at: u64,
 }
 
+/// The tiers in force after head `.0` in epoch `.1`.
+type CachedTiers = (B256, u64, Arc<Vec<KarmaTier>>);
+
 /// The Karma service of a node on a chain with a `karma` section.
 #[derive(Debug)]
 pub struct Karma {
@@ -149,8 +152,8 @@ pub struct Karma {
     admin_off: AtomicBool,
     /// Operator deny entries (sender -> last denied epoch), mirrored in storage.
     operator: RwLock<HashMap<Address, u64>>,
-    /// Tiers in force for the block after a head: (head hash, next epoch) -> tiers.
-    tiers_cache: Mutex<Option<(B256, u64, Arc<Vec<KarmaTier>>)>>,
+    /// Tiers in force for the block after a head.
+    tiers_cache: Mutex<Option<CachedTiers>>,
 }
 
 impl Karma {

@@ -75,6 +75,9 @@ pub struct RpcServerConfig {
     /// Browser origins allowed to open a WebSocket (`[scheme://]host[:port]`; a part left out
     /// matches any); requests without `Origin` are always allowed; `"*"` = all.
     pub ws_origins: Vec<String>,
+    /// Serve `l2admin` on a server bound to a non-loopback address
+    /// (`--rpc-l2admin-allow-remote`); without it such a configuration is refused at start.
+    pub l2admin_allow_remote: bool,
 }
 
 impl Default for RpcServerConfig {
@@ -109,6 +112,7 @@ impl Default for RpcServerConfig {
                 .iter()
                 .map(|o| o.to_string())
                 .collect(),
+            l2admin_allow_remote: false,
         }
     }
 }
@@ -126,6 +130,14 @@ pub enum RpcServerError {
         /// The socket error.
         #[source]
         source: std::io::Error,
+    },
+    /// The operator namespace would be reachable from other machines.
+    #[error("the L2ADMIN namespace is enabled on {transport} bound to {addr}, which is not a loopback address: anyone who can reach it could switch gasless off or deny-list senders. Bind that transport to 127.0.0.1 (and reach it through an SSH tunnel or an authenticating proxy), or pass --rpc-l2admin-allow-remote if the network is private")]
+    RemoteAdmin {
+        /// `"HTTP"` or `"WebSocket"`.
+        transport: &'static str,
+        /// The address from the configuration.
+        addr: SocketAddr,
     },
 }
 
@@ -202,6 +214,18 @@ pub async fn start_rpc_servers(
     module: RpcModule<()>,
     cfg: &RpcServerConfig,
 ) -> Result<RpcServerHandle, RpcServerError> {
+    for (transport, enabled, addr, apis) in [
+        ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
+        ("WebSocket", cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
+    ] {
+        if enabled
+            && apis.contains(&Namespace::L2admin)
+            && !addr.ip().is_loopback()
+            && !cfg.l2admin_allow_remote
+        {
+            return Err(RpcServerError::RemoteAdmin { transport, addr });
+        }
+    }
     let http_methods = serving(&module, &cfg.http_apis);
     let methods = serving(&module, &cfg.ws_apis);
 

@@ -93,6 +93,9 @@ pub(super) fn write_delta(
     Ok(())
 }
 
+/// One raw ledger record: table, key, value.
+pub type LedgerRecord = (&'static str, Vec<u8>, Vec<u8>);
+
 /// The ledger as of one block.
 pub struct LedgerAt {
     snap: std::sync::Arc<Snapshot>,
@@ -153,7 +156,7 @@ impl LedgerAt {
 
     /// Every ledger record up to this block, in key order: (table, key, value) as bytes. For
     /// comparing two databases that imported the same blocks.
-    pub fn dump(&self) -> Result<Vec<(&'static str, Vec<u8>, Vec<u8>)>, StorageError> {
+    pub fn dump(&self) -> Result<Vec<LedgerRecord>, StorageError> {
         let mut out = Vec::new();
         for e in self.snap.table(&self.snap.karma_usage)?.iter()? {
             let (k, v) = e?;

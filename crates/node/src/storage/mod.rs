@@ -19,7 +19,7 @@ use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use redb::TableDefinition;
 
-pub use karma::LedgerAt;
+pub use karma::{LedgerAt, LedgerRecord};
 pub use logs::LogQuery;
 pub use reader::{StateAt, StateReader};
 pub use write::BlockToStore;

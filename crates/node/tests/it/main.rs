@@ -5,6 +5,7 @@ mod common;
 mod connections;
 mod fuzz;
 mod import;
+mod karma;
 mod layering;
 mod node;
 mod pool_limits;
