@@ -96,10 +96,18 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
         .map(|k| (0..PER_SENDER).map(|n| transfer(k, n)).collect())
         .collect();
 
+    let epoch_of = |s: &serde_json::Value| s["epoch"].as_str().unwrap().to_owned();
+    let start_status: serde_json::Value = node
+        .http
+        .request("l2_getKarmaStatus", rpc_params![keys[0].address()])
+        .await
+        .unwrap();
     let mut acknowledged: Vec<B256> = Vec::new();
+    let mut per_sender = vec![0u64; SENDERS];
     let kill_after = SENDERS as u64 * PER_SENDER / 2;
     'flood: for n in 0..PER_SENDER as usize {
-        for txs in &raw {
+        for (i, txs) in raw.iter().enumerate() {
+            per_sender[i] += 1;
             match node
                 .http
                 .request::<B256, _>("eth_sendRawTransaction", rpc_params![txs[n].clone()])
@@ -138,6 +146,17 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
+    // The Karma ledger was committed with each block: every mined free transaction is
+    // counted once, across the crash (unless the UTC day, the epoch, ended meanwhile).
+    let mut ledger = Vec::new();
+    for key in &keys {
+        let s: serde_json::Value = node
+            .http
+            .request("l2_getKarmaStatus", rpc_params![key.address()])
+            .await
+            .unwrap();
+        ledger.push(s);
+    }
     node.child.kill().unwrap();
     node.child.wait().unwrap();
     assert!(
@@ -146,4 +165,16 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
         missing.len(),
         missing[0]
     );
+    if ledger
+        .iter()
+        .all(|s| epoch_of(s) == epoch_of(&start_status))
+    {
+        for (i, s) in ledger.iter().enumerate() {
+            assert_eq!(
+                s["used"],
+                format!("{:#x}", per_sender[i]),
+                "sender {i}: {s}"
+            );
+        }
+    }
 }

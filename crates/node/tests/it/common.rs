@@ -52,6 +52,13 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
     }
 }
 
+/// The dev chain without its `karma` section: a plain EVM chain (no gasless rules).
+pub(crate) fn plain_dev_spec() -> Arc<ChainSpec> {
+    let mut genesis = dev::dev_genesis(0);
+    genesis.config.extra_fields.remove("karma");
+    Arc::new(ChainSpec::from_genesis(genesis).unwrap())
+}
+
 impl TestNode {
     /// A dev node mining on every transaction.
     pub(crate) async fn start() -> Self {

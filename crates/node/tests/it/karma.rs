@@ -19,7 +19,7 @@ use l2node_node::{
     test_utils, NodeConfig,
 };
 
-use crate::common::{account, dev_config, TestNode};
+use crate::common::{account, dev_config, plain_dev_spec, TestNode};
 
 const GWEI: u128 = 1_000_000_000;
 /// Dev account 8 holds exactly 1 KARMA: the entry tier, 2 free transactions per epoch.
@@ -424,12 +424,7 @@ async fn restart_keeps_counters_and_a_rebuilt_ledger_matches() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chain_without_karma_answers_the_standard_fee() {
-    let node = TestNode::start_with(|cfg| {
-        let mut genesis = dev::dev_genesis(0);
-        genesis.config.extra_fields.remove("karma");
-        cfg.spec = std::sync::Arc::new(ChainSpec::from_genesis(genesis).unwrap());
-    })
-    .await;
+    let node = TestNode::start_with(|cfg| cfg.spec = plain_dev_spec()).await;
     let e = estimate(&node, account(NONE).address()).await;
     let tip: U256 = node
         .request("eth_maxPriorityFeePerGas", rpc_params![])
@@ -449,4 +444,46 @@ async fn chain_without_karma_answers_the_standard_fee() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("no Karma policy"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn free_flood_counts_pending_against_the_quota() {
+    // Blocks only when asked: everything stays pending.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = karma_config(dir.path(), 3_600);
+    cfg.block_time = Duration::from_secs(3_600);
+    let node = TestNode::start_in(dir, cfg).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Newbie: 6 units. Pending and queued free transactions count before they are mined.
+    let key = account(7);
+    let mut accepted = 0;
+    for nonce in 0..20 {
+        if send(
+            &node,
+            tx(&key, nonce + 1, 0, Address::ZERO, Bytes::new(), 21_000),
+        )
+        .await
+        .is_ok()
+        {
+            accepted += 1;
+        }
+    }
+    assert_eq!(accepted, 6);
+    // A resubmitted transaction counts once: the same bytes are "already known".
+    let again = send(&node, tx(&key, 1, 0, Address::ZERO, Bytes::new(), 21_000))
+        .await
+        .unwrap_err();
+    assert!(again.contains("already known"), "{again}");
+    assert_eq!(status(&node, key.address()).await["remaining"], "0x0");
+    // A key without Karma gets no free transaction in at all, queued or not.
+    let spammer = PrivateKeySigner::from_bytes(&alloy_primitives::B256::repeat_byte(0x5a)).unwrap();
+    for nonce in 1..20 {
+        let err = send(
+            &node,
+            tx(&spammer, nonce, 0, Address::ZERO, Bytes::new(), 21_000),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("no Karma"), "{err}");
+    }
 }

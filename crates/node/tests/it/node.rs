@@ -108,7 +108,7 @@ async fn get_logs_limits_name_a_smaller_range_to_retry() {
 async fn block_sized_transactions_of_one_sender_do_not_delay_others() {
     let node = TestNode::start_with(|c| c.block_time = std::time::Duration::from_secs(1)).await;
     let limit = l2node_node::constants::DEV_GAS_LIMIT;
-    let big = account(7);
+    let big = account(1);
     let mut bigs = Vec::new();
     for nonce in 0..4 {
         let raw = crate::common::signed_tx(
