@@ -103,7 +103,7 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
         .await
         .unwrap();
     let mut acknowledged: Vec<B256> = Vec::new();
-    let mut per_sender = vec![0u64; SENDERS];
+    let mut per_sender = [0u64; SENDERS];
     let kill_after = SENDERS as u64 * PER_SENDER / 2;
     'flood: for n in 0..PER_SENDER as usize {
         for (i, txs) in raw.iter().enumerate() {

@@ -17,9 +17,11 @@ use super::{
     eth::EthRpc,
 };
 use crate::{
+    chain::{Chain, NextBlock},
     executor::{self, CallRequest},
     fees::premium::PremiumQuote,
     karma::{policy, Karma, SenderStatus},
+    pool::Pool,
     state::DenyReason,
     storage::StateReader,
 };
@@ -44,15 +46,13 @@ impl EthRpc {
             block_overrides: None,
             gas_cap: self.cfg.gas_cap,
         };
-        let (gas, req) = self
-            .evm_call(block, move |at| {
-                Ok((executor::estimate_gas(at, &req)?, req))
-            })
-            .await?;
         let next = self.chain.next_block();
         let base_fee = U256::from(next.base_fee);
         let Some(karma) = self.pool.karma().cloned() else {
             // A chain without Karma: the standard fee, no gasless path.
+            let gas = self
+                .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
+                .await?;
             return Ok(L2GasEstimate {
                 gas_limit: U64::from(gas),
                 base_fee_per_gas: base_fee,
@@ -60,31 +60,13 @@ impl EthRpc {
             });
         };
         let (chain, pool) = (self.chain.clone(), self.pool.clone());
-        let priority = self
-            .bounded(move || {
-                let state = chain.storage().state_at(Some(next.parent.header.number))?;
-                let status = karma.status_next(
-                    &state,
-                    next.parent.header.number,
-                    next.parent.hash,
-                    next.timestamp,
-                    from,
-                )?;
-                let pending = pool.pending_units(&from, None, next.base_fee);
-                let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
-                if karma.admit_units(&status, pending, false, units).is_ok() {
-                    return Ok(0);
-                }
-                let nonce = match pool.pending_nonce(from) {
-                    Some(n) => n,
-                    None => state.account(from)?.map_or(0, |a| a.nonce),
-                };
-                let quote = PremiumQuote {
-                    karma: karma.ledger().config(),
-                    head_extra_data: &next.parent.header.extra_data,
-                    chain_id: next.chain_id,
-                };
-                Ok(quote.priority_fee(&req.tx, from, nonce, gas))
+        // One blocking job: the estimate, then the Karma lookup and the premium fee.
+        let (gas, priority) = self
+            .evm_call(block, move |at| {
+                let gas = executor::estimate_gas(at, &req)?;
+                let priority =
+                    karma_priority_fee(&chain, &pool, &karma, &next, &req.tx, from, gas)?;
+                Ok((gas, priority))
             })
             .await?;
         Ok(L2GasEstimate {
@@ -97,6 +79,42 @@ impl EthRpc {
     fn karma(&self) -> RpcResult<Arc<Karma>> {
         self.pool.karma().cloned().ok_or(RpcError::NoKarma)
     }
+}
+
+/// The priority fee of a transaction of `gas` from `from` in the next block: 0 when a free
+/// transaction of that gas would be admitted now (pool included), else the premium fee.
+fn karma_priority_fee(
+    chain: &Chain,
+    pool: &Pool,
+    karma: &Karma,
+    next: &NextBlock,
+    call: &TransactionRequest,
+    from: Address,
+    gas: u64,
+) -> RpcResult<u128> {
+    let state = chain.storage().state_at(Some(next.parent.header.number))?;
+    let status = karma.status_next(
+        &state,
+        next.parent.header.number,
+        next.parent.hash,
+        next.timestamp,
+        from,
+    )?;
+    let pending = pool.pending_units(&from, None, next.base_fee);
+    let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
+    if karma.admit_units(&status, pending, false, units).is_ok() {
+        return Ok(0);
+    }
+    let nonce = match pool.pending_nonce(from) {
+        Some(n) => n,
+        None => state.account(from)?.map_or(0, |a| a.nonce),
+    };
+    let quote = PremiumQuote {
+        karma: karma.ledger().config(),
+        head_extra_data: &next.parent.header.extra_data,
+        chain_id: next.chain_id,
+    };
+    Ok(quote.priority_fee(call, from, nonce, gas))
 }
 
 /// The answer of `l2_getKarmaStatus` for `status` with `pending` units in the pool.
