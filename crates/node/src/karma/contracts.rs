@@ -1,9 +1,17 @@
-//! TEMPORARY STUB written by the lead engineer so the crate compiles: the contracts helper
-//! overwrites this file entirely. The lead's code uses: `read_balance(&dyn StateReader, karma,
-//! account)`, `read_tiers(&dyn StateReader, tiers_contract)`, `slashed_account(karma, &Log) ->
-//! Option<Address>` and `IKarma::slashCall { account }`.
-#![allow(missing_docs, unreachable_pub)]
-use alloy_primitives::{Address, Log, U256};
+//! The predeployed Karma contracts (`contracts/`): their committed runtime bytecode, call and
+//! event bindings, and their storage layout, which the node reads directly (a balance or the
+//! tier table costs storage lookups, not an EVM run) and writes into a genesis.
+//!
+//! Layouts (fixed by the order of the state variables; the artifacts carry solc's own
+//! `storageLayout` for reference): `Karma`: slot 0 balances, 1 total supply, 2 owner,
+//! 3 operators, 4 slashers. `KarmaTiers`: slot 0 owner, slot 1 the tier array, 4 slots per
+//! tier from `keccak256(1)`: minKarma, maxKarma, name (Solidity string), txPerEpoch.
+
+use std::{collections::BTreeMap, sync::LazyLock};
+
+use alloy_genesis::GenesisAccount;
+use alloy_primitives::{keccak256, Address, Bytes, Log, B256, U256};
+use alloy_sol_types::SolEvent;
 
 use crate::{
     state::KarmaTier,
@@ -11,66 +19,341 @@ use crate::{
 };
 
 alloy_sol_types::sol! {
+    /// The `Karma` token (contracts/src/Karma.sol).
+    #[derive(Debug)]
     interface IKarma {
-        function slash(address account) external returns (uint256);
+        event Transfer(address indexed from, address indexed to, uint256 value);
         event AccountSlashed(address indexed account, uint256 amount);
+        error KarmaIsSoulbound();
+        error NotOwner();
+        error NotOperator();
+        error NotSlasher();
+        error ZeroAddress();
+        function name() external pure returns (string memory);
+        function symbol() external pure returns (string memory);
+        function decimals() external pure returns (uint8);
+        function totalSupply() external view returns (uint256);
+        function balanceOf(address account) external view returns (uint256);
+        function owner() external view returns (address);
+        function isOperator(address account) external view returns (bool);
+        function isSlasher(address account) external view returns (bool);
+        function transfer(address to, uint256 amount) external returns (bool);
+        function approve(address spender, uint256 amount) external returns (bool);
+        function transferFrom(address from, address to, uint256 amount) external returns (bool);
+        function setOperator(address account, bool enabled) external;
+        function setSlasher(address account, bool enabled) external;
+        function mint(address to, uint256 amount) external;
+        function slash(address account) external returns (uint256 amount);
+    }
+
+    /// The `KarmaTiers` table (contracts/src/KarmaTiers.sol).
+    #[derive(Debug)]
+    interface IKarmaTiers {
+        struct Tier {
+            uint256 minKarma;
+            uint256 maxKarma;
+            string name;
+            uint32 txPerEpoch;
+        }
+        event TiersUpdated();
+        error NotOwner();
+        error EmptyTiers();
+        error TooManyTiers(uint256 count);
+        error FirstTierMustStartAtZero(uint256 minKarma);
+        error NonContiguousTiers(uint256 index, uint256 expectedMin, uint256 minKarma);
+        error InvalidTierRange(uint256 index, uint256 minKarma, uint256 maxKarma);
+        error InvalidTierName(uint256 index, uint256 length);
+        error TierNotFound(uint8 id);
+        function owner() external view returns (address);
+        function updateTiers(Tier[] calldata tiers) external;
+        function getTierCount() external view returns (uint8);
+        function getTierById(uint8 id) external view returns (Tier memory);
+        function getTierIdByKarmaBalance(uint256 balance) external view returns (uint8);
     }
 }
 
+/// A committed artifact (`contracts/artifacts/*.json`, written by `contracts/build.mjs`).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Artifact {
+    deployed_bytecode: Bytes,
+    #[cfg_attr(not(test), allow(dead_code))]
+    source_hash: String,
+}
+
+fn artifact(json: &str) -> Artifact {
+    serde_json::from_str(json).expect("committed artifact is valid JSON")
+}
+
+static KARMA: LazyLock<Artifact> =
+    LazyLock::new(|| artifact(include_str!("../../../../contracts/artifacts/Karma.json")));
+static TIERS: LazyLock<Artifact> = LazyLock::new(|| {
+    artifact(include_str!(
+        "../../../../contracts/artifacts/KarmaTiers.json"
+    ))
+});
+
+/// Runtime bytecode of `Karma`.
+pub fn karma_runtime_code() -> Bytes {
+    KARMA.deployed_bytecode.clone()
+}
+
+/// Runtime bytecode of `KarmaTiers`.
+pub fn tiers_runtime_code() -> Bytes {
+    TIERS.deployed_bytecode.clone()
+}
+
+const KARMA_BALANCES_SLOT: u64 = 0;
+const KARMA_TOTAL_SUPPLY_SLOT: u64 = 1;
+const KARMA_OWNER_SLOT: u64 = 2;
+const KARMA_OPERATORS_SLOT: u64 = 3;
+const KARMA_SLASHERS_SLOT: u64 = 4;
+const TIERS_OWNER_SLOT: u64 = 0;
+const TIERS_ARRAY_SLOT: u64 = 1;
+/// Storage slots of one `Tier`.
+const TIER_SLOTS: u64 = 4;
+
+/// The slot of `mapping(address => _)` at `slot` for `key`: `keccak256(pad32(key) ++ pad32(slot))`.
+fn mapping_slot(key: Address, slot: u64) -> U256 {
+    let mut buf = [0u8; 64];
+    buf[12..32].copy_from_slice(key.as_slice());
+    buf[56..64].copy_from_slice(&slot.to_be_bytes());
+    U256::from_be_bytes(keccak256(buf).0)
+}
+
+/// The storage slot of `account`'s Karma balance.
+pub fn balance_slot(account: Address) -> U256 {
+    mapping_slot(account, KARMA_BALANCES_SLOT)
+}
+
+/// `account`'s Karma balance in the `Karma` contract at `karma`.
 pub fn read_balance(
     state: &dyn StateReader,
     karma: Address,
     account: Address,
 ) -> Result<U256, StorageError> {
-    let mut buf = [0u8; 64];
-    buf[12..32].copy_from_slice(account.as_slice());
-    state.storage(
-        karma,
-        U256::from_be_bytes(alloy_primitives::keccak256(buf).0),
-    )
+    state.storage(karma, balance_slot(account))
 }
 
-pub fn read_tiers(_state: &dyn StateReader, _c: Address) -> Result<Vec<KarmaTier>, StorageError> {
-    Ok(vec![])
+fn tiers_data_slot() -> U256 {
+    U256::from_be_bytes(keccak256(U256::from(TIERS_ARRAY_SLOT).to_be_bytes::<32>()).0)
 }
 
+/// The tier table held by the `KarmaTiers` contract at `contract` (empty if it holds none).
+pub fn read_tiers(
+    state: &dyn StateReader,
+    contract: Address,
+) -> Result<Vec<KarmaTier>, StorageError> {
+    let len = state.storage(contract, U256::from(TIERS_ARRAY_SLOT))?;
+    // More than the contract allows (255) means the storage is not a tier table.
+    let len = u64::try_from(len).unwrap_or(u64::MAX).min(255);
+    let base = tiers_data_slot();
+    (0..len)
+        .map(|i| {
+            let at = base + U256::from(i * TIER_SLOTS);
+            Ok(KarmaTier {
+                min_karma: state.storage(contract, at)?,
+                max_karma: state.storage(contract, at + U256::from(1))?,
+                name: read_string(state, contract, at + U256::from(2))?,
+                tx_per_epoch: state
+                    .storage(contract, at + U256::from(3))?
+                    .saturating_to::<u32>(),
+            })
+        })
+        .collect()
+}
+
+/// A Solidity `string` in storage: up to 31 bytes inline (data left-aligned, `2 x len` in the
+/// last byte), longer as `2 x len + 1` with the data from `keccak256(slot)`.
+fn read_string(
+    state: &dyn StateReader,
+    contract: Address,
+    slot: U256,
+) -> Result<String, StorageError> {
+    let word = state.storage(contract, slot)?.to_be_bytes::<32>();
+    let bytes = if word[31] & 1 == 0 {
+        let len = usize::from(word[31] / 2).min(31);
+        word[..len].to_vec()
+    } else {
+        // Names are at most 32 bytes; a longer length is not a tier name, read what is sane.
+        let len = (U256::from_be_bytes(word) >> 1usize)
+            .saturating_to::<usize>()
+            .min(1024);
+        let data = U256::from_be_bytes(keccak256(slot.to_be_bytes::<32>()).0);
+        let mut out = Vec::with_capacity(len);
+        for i in 0..len.div_ceil(32) {
+            out.extend_from_slice(
+                &state
+                    .storage(contract, data + U256::from(i))?
+                    .to_be_bytes::<32>(),
+            );
+        }
+        out.truncate(len);
+        out
+    };
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The storage words of a Solidity `string` at `slot`.
+fn string_words(slot: U256, s: &str) -> Vec<(U256, U256)> {
+    let b = s.as_bytes();
+    if b.len() < 32 {
+        let mut word = [0u8; 32];
+        word[..b.len()].copy_from_slice(b);
+        word[31] = (b.len() * 2) as u8;
+        vec![(slot, U256::from_be_bytes(word))]
+    } else {
+        let data = U256::from_be_bytes(keccak256(slot.to_be_bytes::<32>()).0);
+        let mut words = vec![(slot, U256::from(b.len() * 2 + 1))];
+        for (i, chunk) in b.chunks(32).enumerate() {
+            let mut word = [0u8; 32];
+            word[..chunk.len()].copy_from_slice(chunk);
+            words.push((data + U256::from(i), U256::from_be_bytes(word)));
+        }
+        words
+    }
+}
+
+/// The account of an `AccountSlashed` event of the `Karma` contract at `karma`.
 pub fn slashed_account(karma: Address, log: &Log) -> Option<Address> {
-    use alloy_sol_types::SolEvent;
-    (log.address == karma && log.topics().first() == Some(&IKarma::AccountSlashed::SIGNATURE_HASH))
-        .then(|| log.topics().get(1).map(|t| Address::from_word(*t)))
+    let topics = log.topics();
+    (log.address == karma && topics.first() == Some(&IKarma::AccountSlashed::SIGNATURE_HASH))
+        .then(|| topics.get(1).map(|t| Address::from_word(*t)))
         .flatten()
 }
 
+/// Both Karma contracts as genesis accounts, with their state written straight into storage
+/// (what the constructor, `setOperator`, `setSlasher`, `mint` and `updateTiers` would leave).
+#[derive(Debug, Clone)]
 pub struct KarmaPredeploy {
+    /// Address of `Karma`.
     pub karma: Address,
+    /// Address of `KarmaTiers`.
     pub tiers_contract: Address,
+    /// Owner of both.
     pub owner: Address,
+    /// The `Karma` operator (may mint).
     pub operator: Address,
+    /// The `Karma` slasher.
     pub slasher: Address,
+    /// The tier table.
     pub tiers: Vec<KarmaTier>,
+    /// Initial Karma balances.
     pub balances: Vec<(Address, U256)>,
 }
 
 impl KarmaPredeploy {
-    pub fn alloc(&self) -> Vec<(Address, alloy_genesis::GenesisAccount)> {
-        let storage = self
-            .balances
-            .iter()
-            .map(|(a, b)| {
-                let mut buf = [0u8; 64];
-                buf[12..32].copy_from_slice(a.as_slice());
-                (
-                    alloy_primitives::keccak256(buf),
-                    alloy_primitives::B256::from(*b),
-                )
-            })
-            .collect();
-        vec![(
-            self.karma,
-            alloy_genesis::GenesisAccount::default()
+    /// The two genesis accounts.
+    pub fn alloc(&self) -> Vec<(Address, GenesisAccount)> {
+        let word = |a: Address| U256::from_be_slice(a.as_slice());
+        let mut karma = vec![
+            (U256::from(KARMA_OWNER_SLOT), word(self.owner)),
+            (
+                mapping_slot(self.operator, KARMA_OPERATORS_SLOT),
+                U256::from(1),
+            ),
+            (
+                mapping_slot(self.slasher, KARMA_SLASHERS_SLOT),
+                U256::from(1),
+            ),
+        ];
+        let mut supply = U256::ZERO;
+        for (account, balance) in &self.balances {
+            supply = supply.saturating_add(*balance);
+            karma.push((balance_slot(*account), *balance));
+        }
+        karma.push((U256::from(KARMA_TOTAL_SUPPLY_SLOT), supply));
+
+        let mut tiers = vec![
+            (U256::from(TIERS_OWNER_SLOT), word(self.owner)),
+            (U256::from(TIERS_ARRAY_SLOT), U256::from(self.tiers.len())),
+        ];
+        let base = tiers_data_slot();
+        for (i, t) in self.tiers.iter().enumerate() {
+            let at = base + U256::from(i as u64 * TIER_SLOTS);
+            tiers.push((at, t.min_karma));
+            tiers.push((at + U256::from(1), t.max_karma));
+            tiers.extend(string_words(at + U256::from(2), &t.name));
+            tiers.push((at + U256::from(3), U256::from(t.tx_per_epoch)));
+        }
+        let account = |code: Bytes, slots: Vec<(U256, U256)>| {
+            let storage: BTreeMap<B256, B256> = slots
+                .into_iter()
+                .filter(|(_, v)| !v.is_zero())
+                .map(|(k, v)| (B256::from(k), B256::from(v)))
+                .collect();
+            GenesisAccount::default()
                 .with_nonce(Some(1))
-                .with_code(Some(alloy_primitives::Bytes::from_static(&[0x00])))
-                .with_storage(Some(storage)),
-        )]
+                .with_code(Some(code))
+                .with_storage(Some(storage))
+        };
+        vec![
+            (self.karma, account(karma_runtime_code(), karma)),
+            (self.tiers_contract, account(tiers_runtime_code(), tiers)),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{karma::config::default_tier_table, test_utils::MemState};
+
+    fn predeploy(tiers: Vec<KarmaTier>) -> KarmaPredeploy {
+        KarmaPredeploy {
+            karma: Address::repeat_byte(0xaa),
+            tiers_contract: Address::repeat_byte(0xbb),
+            owner: Address::repeat_byte(1),
+            operator: Address::repeat_byte(2),
+            slasher: Address::repeat_byte(3),
+            tiers,
+            balances: vec![(Address::repeat_byte(4), U256::from(7))],
+        }
+    }
+
+    fn state_of(p: &KarmaPredeploy) -> MemState {
+        let mut genesis = alloy_genesis::Genesis::default();
+        genesis.alloc.extend(p.alloc());
+        MemState::from_genesis(&genesis)
+    }
+
+    #[test]
+    fn balance_slot_is_soliditys_mapping_slot() {
+        // keccak256(pad32(0x00..01) ++ pad32(0)), as solc lays out `mapping(address => uint)` at 0.
+        let mut buf = [0u8; 64];
+        buf[31] = 1;
+        let expected = U256::from_be_bytes(keccak256(buf).0);
+        assert_eq!(balance_slot(Address::with_last_byte(1)), expected);
+    }
+
+    #[test]
+    fn tiers_round_trip_through_storage() {
+        let mut tiers = default_tier_table();
+        tiers[1].name = "a name of exactly thirty-two b!!".into();
+        assert_eq!(tiers[1].name.len(), 32);
+        tiers[2].name = "thirty-one bytes of tier name!!".into();
+        assert_eq!(tiers[2].name.len(), 31);
+        let p = predeploy(tiers.clone());
+        let state = state_of(&p);
+        assert_eq!(read_tiers(&state, p.tiers_contract).unwrap(), tiers);
+        assert_eq!(
+            read_balance(&state, p.karma, Address::repeat_byte(4)).unwrap(),
+            U256::from(7)
+        );
+        assert!(read_tiers(&state, Address::ZERO).unwrap().is_empty());
+    }
+
+    #[test]
+    fn committed_bytecode_is_built_from_the_committed_sources() {
+        use sha2::{Digest, Sha256};
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contracts/src");
+        for (name, artifact) in [("Karma", &*KARMA), ("KarmaTiers", &*TIERS)] {
+            let source = std::fs::read(dir.join(format!("{name}.sol"))).unwrap();
+            let hash = alloy_primitives::hex::encode(Sha256::digest(&source));
+            assert_eq!(
+                hash, artifact.source_hash,
+                "contracts/src/{name}.sol changed since contracts/artifacts/{name}.json was built: run `node contracts/build.mjs` (npm install in contracts/ first) and commit the artifacts"
+            );
+        }
     }
 }
