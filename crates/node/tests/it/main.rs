@@ -6,6 +6,7 @@ mod connections;
 mod fuzz;
 mod import;
 mod karma;
+mod karma_contracts;
 mod layering;
 mod node;
 mod pool_limits;
