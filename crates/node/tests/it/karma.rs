@@ -487,3 +487,104 @@ async fn free_flood_counts_pending_against_the_quota() {
         assert!(err.contains("no Karma"), "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn estimate_of_a_reverting_call_answers_code_3_with_data() {
+    let node = start(3_600).await;
+    let karma = dev::dev_karma_config().karma_contract;
+    // Karma is soulbound: transfer reverts with KarmaIsSoulbound().
+    let data = Bytes::from(
+        l2node_node::karma::contracts::IKarma::transferCall {
+            to: Address::ZERO,
+            amount: U256::from(1),
+        }
+        .abi_encode(),
+    );
+    for method in ["l2_estimateGas", "eth_estimateGas"] {
+        let err = node
+            .http
+            .request::<serde_json::Value, _>(
+                method,
+                rpc_params![
+                    serde_json::json!({"from": account(0).address(), "to": karma, "data": data})
+                ],
+            )
+            .await
+            .unwrap_err();
+        let jsonrpsee::core::client::Error::Call(e) = err else {
+            panic!("{method}: {err}")
+        };
+        assert_eq!(e.code(), 3, "{method}: {e:?}");
+        let selector = alloy_primitives::keccak256("KarmaIsSoulbound()");
+        assert!(
+            e.data()
+                .unwrap()
+                .get()
+                .contains(&alloy_primitives::hex::encode(&selector[..4])),
+            "{method}: {e:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn operator_deny_list_and_kill_switch_over_l2admin() {
+    let node = start(3_600).await;
+    let key = account(0);
+    let me = key.address();
+    let added: bool = node.request("l2admin_addToDenyList", rpc_params![me]).await;
+    assert!(added);
+    let s = status(&node, me).await;
+    assert_eq!(
+        (s["denyReason"].as_str(), s["feeState"].as_str()),
+        (Some("operator"), Some("premium")),
+        "{s}"
+    );
+    assert!(priority(&estimate(&node, me).await) >= 12 * GWEI);
+    let err = send(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000))
+        .await
+        .unwrap_err();
+    assert!(err.contains("operator's deny list"), "{err}");
+    let removed: bool = node
+        .request("l2admin_removeFromDenyList", rpc_params![me])
+        .await;
+    assert!(removed);
+    send_mined(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000)).await;
+
+    let gasless: bool = node
+        .request("l2admin_setKillSwitch", rpc_params![true])
+        .await;
+    assert!(!gasless);
+    assert_eq!(status(&node, me).await["feeState"], "premium");
+    let gasless: bool = node
+        .request("l2admin_setKillSwitch", rpc_params![false])
+        .await;
+    assert!(gasless);
+    assert_eq!(status(&node, me).await["feeState"], "gasless");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn l2admin_is_off_by_default_and_refused_on_a_public_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = karma_config(dir.path(), 3_600);
+    cfg.rpc_server.http_apis = l2node_node::rpc::Namespace::defaults();
+    let node = TestNode::start_in(dir, cfg).await;
+    let err = node
+        .http
+        .request::<bool, _>("l2admin_setKillSwitch", rpc_params![true])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("L2ADMIN") || err.contains("not found"),
+        "{err}"
+    );
+    let _: serde_json::Value = node
+        .request("l2_getKarmaStatus", rpc_params![Address::ZERO])
+        .await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = karma_config(dir.path(), 3_600);
+    cfg.rpc_server.http_addr = "0.0.0.0:0".parse().unwrap();
+    let err = l2node_node::spawn(cfg).await.unwrap_err().to_string();
+    assert!(err.contains("L2ADMIN") && err.contains("loopback"), "{err}");
+}
