@@ -1,0 +1,3 @@
+//! The client against a real node.
+
+mod send;
