@@ -174,7 +174,10 @@ impl KarmaConfig {
     }
 }
 
-/// `KarmaTiers.updateTiers`'s rules: non-empty, the first starts at 0, each starts 1 wei above
+/// Most tiers `KarmaTiers` holds (its tier ids are `uint8`).
+pub const MAX_TIERS: usize = 255;
+
+/// `KarmaTiers.updateTiers`'s rules: at most [`MAX_TIERS`], non-empty, the first starts at 0, each starts 1 wei above
 /// the previous one's maximum, `max >= min`, a name of 1..=32 bytes. On failure, the index of
 /// the bad tier and the rule it breaks.
 pub fn check_tiers(tiers: &[KarmaTier]) -> Result<(), (usize, String)> {

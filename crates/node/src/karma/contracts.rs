@@ -20,10 +20,14 @@ use crate::{
 
 alloy_sol_types::sol! {
     /// The `Karma` token (contracts/src/Karma.sol).
-    #[derive(Debug)]
+    #[derive(Debug, PartialEq, Eq)]
     interface IKarma {
         event Transfer(address indexed from, address indexed to, uint256 value);
+        event Approval(address indexed owner, address indexed spender, uint256 value);
         event AccountSlashed(address indexed account, uint256 amount);
+        event OperatorSet(address indexed account, bool enabled);
+        event SlasherSet(address indexed account, bool enabled);
+        event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
         error KarmaIsSoulbound();
         error NotOwner();
         error NotOperator();
@@ -37,9 +41,12 @@ alloy_sol_types::sol! {
         function owner() external view returns (address);
         function isOperator(address account) external view returns (bool);
         function isSlasher(address account) external view returns (bool);
+        function MIN_SLASH() external view returns (uint256);
+        function allowance(address owner, address spender) external pure returns (uint256);
         function transfer(address to, uint256 amount) external returns (bool);
         function approve(address spender, uint256 amount) external returns (bool);
         function transferFrom(address from, address to, uint256 amount) external returns (bool);
+        function transferOwnership(address newOwner) external;
         function setOperator(address account, bool enabled) external;
         function setSlasher(address account, bool enabled) external;
         function mint(address to, uint256 amount) external;
@@ -47,7 +54,7 @@ alloy_sol_types::sol! {
     }
 
     /// The `KarmaTiers` table (contracts/src/KarmaTiers.sol).
-    #[derive(Debug)]
+    #[derive(Debug, PartialEq, Eq)]
     interface IKarmaTiers {
         struct Tier {
             uint256 minKarma;
@@ -56,7 +63,9 @@ alloy_sol_types::sol! {
             uint32 txPerEpoch;
         }
         event TiersUpdated();
+        event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
         error NotOwner();
+        error ZeroAddress();
         error EmptyTiers();
         error TooManyTiers(uint256 count);
         error FirstTierMustStartAtZero(uint256 minKarma);
@@ -65,6 +74,9 @@ alloy_sol_types::sol! {
         error InvalidTierName(uint256 index, uint256 length);
         error TierNotFound(uint8 id);
         function owner() external view returns (address);
+        function MAX_TIERS() external view returns (uint256);
+        function MAX_NAME_LENGTH() external view returns (uint256);
+        function transferOwnership(address newOwner) external;
         function updateTiers(Tier[] calldata tiers) external;
         function getTierCount() external view returns (uint8);
         function getTierById(uint8 id) external view returns (Tier memory);
@@ -296,25 +308,134 @@ impl KarmaPredeploy {
 
 #[cfg(test)]
 mod tests {
+    use alloy_consensus::{transaction::Recovered, Header, ReceiptEnvelope, TxEip1559, TxEnvelope};
+    use alloy_primitives::TxKind;
+    use alloy_rpc_types_eth::TransactionRequest;
+    use alloy_sol_types::{SolCall, SolInterface};
+
     use super::*;
-    use crate::{karma::config::default_tier_table, test_utils::MemState};
+    use crate::{
+        chainspec::ChainSpec,
+        executor::{build_block, call, BuildAttributes, CallEnv, CallRequest},
+        karma::config::{default_tier_table, ONE_KARMA},
+        test_utils::{dev_spec, key, sign, MemState, ALICE, BOB},
+    };
 
     fn predeploy(tiers: Vec<KarmaTier>) -> KarmaPredeploy {
         KarmaPredeploy {
             karma: Address::repeat_byte(0xaa),
             tiers_contract: Address::repeat_byte(0xbb),
-            owner: Address::repeat_byte(1),
-            operator: Address::repeat_byte(2),
-            slasher: Address::repeat_byte(3),
+            owner: key(0).address(),
+            operator: key(0).address(),
+            slasher: key(1).address(),
             tiers,
-            balances: vec![(Address::repeat_byte(4), U256::from(7))],
+            balances: vec![(BOB, U256::from(7)), (ALICE, ONE_KARMA * U256::from(2))],
         }
+    }
+
+    /// The default table with names of 32, 31 and 1 bytes (Solidity's long and short strings).
+    fn odd_names() -> Vec<KarmaTier> {
+        let mut tiers = default_tier_table();
+        tiers[1].name = "a name of exactly thirty-two b!!".into();
+        tiers[2].name = "thirty-one bytes of tier name!!".into();
+        tiers[3].name = "b".into();
+        assert_eq!(
+            (tiers[1].name.len(), tiers[2].name.len()),
+            (32, 31),
+            "test names"
+        );
+        tiers
     }
 
     fn state_of(p: &KarmaPredeploy) -> MemState {
         let mut genesis = alloy_genesis::Genesis::default();
         genesis.alloc.extend(p.alloc());
         MemState::from_genesis(&genesis)
+    }
+
+    /// A Cancun chain (keys 0 and 1 funded) whose genesis also holds `p`: spec, state, genesis
+    /// header.
+    fn chain_with(p: &KarmaPredeploy) -> (ChainSpec, MemState, Header) {
+        let spec = dev_spec();
+        let mut genesis = spec.genesis.clone();
+        genesis.alloc.extend(p.alloc());
+        let state = MemState::from_genesis(&genesis);
+        let header = spec.genesis_header(state.state_root());
+        (spec, state, header)
+    }
+
+    /// `c` on `to` through the node's `eth_call`: the decoded return, or the revert data.
+    fn view<C: SolCall>(
+        (spec, state, header): (&ChainSpec, &MemState, &Header),
+        to: Address,
+        c: C,
+    ) -> Result<C::Return, Bytes> {
+        let tx = TransactionRequest::default()
+            .to(to)
+            .input(Bytes::from(c.abi_encode()).into());
+        let out = call(CallEnv::new(spec, state, header), &CallRequest::new(tx, 0)).unwrap();
+        if out.reverted {
+            Err(out.output)
+        } else {
+            Ok(C::abi_decode_returns(&out.output).unwrap())
+        }
+    }
+
+    /// `c` to `to`, signed by test key `from`.
+    fn tx<C: SolCall>(
+        spec: &ChainSpec,
+        from: u8,
+        nonce: u64,
+        to: Address,
+        c: C,
+    ) -> Recovered<TxEnvelope> {
+        sign(
+            &key(from),
+            TxEip1559 {
+                chain_id: spec.genesis.config.chain_id,
+                nonce,
+                gas_limit: 2_000_000,
+                max_fee_per_gas: 10_000_000_000,
+                max_priority_fee_per_gas: 0,
+                to: TxKind::Call(to),
+                value: U256::ZERO,
+                input: c.abi_encode().into(),
+                access_list: Default::default(),
+            },
+        )
+    }
+
+    /// Mines `txs` on `parent` through the node's block builder and applies the block to
+    /// `state`: the block's changes and receipts.
+    fn mine(
+        spec: &ChainSpec,
+        state: &mut MemState,
+        parent: &mut Header,
+        txs: Vec<Recovered<TxEnvelope>>,
+    ) -> (crate::state::StateChanges, Vec<ReceiptEnvelope>) {
+        let n = txs.len();
+        let attrs = BuildAttributes {
+            timestamp: parent.timestamp + 1,
+            gas_limit: parent.gas_limit,
+            ..Default::default()
+        };
+        let built = build_block(spec, state, parent, attrs, txs.into_iter()).unwrap();
+        assert!(built.invalid.is_empty(), "{:?}", built.invalid);
+        assert_eq!(built.transactions.len(), n);
+        state.apply(&built.changes);
+        let mut header = built.header;
+        header.state_root = state.state_root();
+        *parent = header;
+        (built.changes, built.receipts)
+    }
+
+    fn tier_arg(t: &KarmaTier) -> IKarmaTiers::Tier {
+        IKarmaTiers::Tier {
+            minKarma: t.min_karma,
+            maxKarma: t.max_karma,
+            name: t.name.clone(),
+            txPerEpoch: t.tx_per_epoch,
+        }
     }
 
     #[test]
@@ -324,23 +445,281 @@ mod tests {
         buf[31] = 1;
         let expected = U256::from_be_bytes(keccak256(buf).0);
         assert_eq!(balance_slot(Address::with_last_byte(1)), expected);
+        // BOB's slot, as solc's `mint` wrote it (see `solc_writes_what_the_readers_read`).
+        assert_eq!(
+            B256::from(balance_slot(BOB)),
+            alloy_primitives::b256!(
+                "0xda717bf587957992edaa0d686e6c9cdb6bf72d01a464fca441ee1b7a21add6ef"
+            ),
+        );
     }
 
     #[test]
     fn tiers_round_trip_through_storage() {
-        let mut tiers = default_tier_table();
-        tiers[1].name = "a name of exactly thirty-two b!!".into();
-        assert_eq!(tiers[1].name.len(), 32);
-        tiers[2].name = "thirty-one bytes of tier name!!".into();
-        assert_eq!(tiers[2].name.len(), 31);
+        let tiers = odd_names();
         let p = predeploy(tiers.clone());
         let state = state_of(&p);
         assert_eq!(read_tiers(&state, p.tiers_contract).unwrap(), tiers);
+        assert_eq!(read_balance(&state, p.karma, BOB).unwrap(), U256::from(7));
         assert_eq!(
-            read_balance(&state, p.karma, Address::repeat_byte(4)).unwrap(),
-            U256::from(7)
+            state
+                .storage(p.karma, U256::from(KARMA_TOTAL_SUPPLY_SLOT))
+                .unwrap(),
+            ONE_KARMA * U256::from(2) + U256::from(7)
         );
         assert!(read_tiers(&state, Address::ZERO).unwrap().is_empty());
+        assert_eq!(
+            read_balance(&state, Address::ZERO, BOB).unwrap(),
+            U256::ZERO
+        );
+    }
+
+    /// The predeployed storage read by the compiled contracts themselves: what `alloc` writes
+    /// is what solc's code expects.
+    #[test]
+    fn solc_reads_the_predeployed_storage() {
+        let tiers = odd_names();
+        let p = predeploy(tiers.clone());
+        let (spec, state, header) = chain_with(&p);
+        let at = (&spec, &state, &header);
+        let (k, t) = (p.karma, p.tiers_contract);
+        assert_eq!(
+            view(at, k, IKarma::balanceOfCall { account: BOB }).unwrap(),
+            U256::from(7)
+        );
+        assert_eq!(
+            view(at, k, IKarma::balanceOfCall { account: ALICE }).unwrap(),
+            ONE_KARMA * U256::from(2)
+        );
+        assert_eq!(
+            view(at, k, IKarma::totalSupplyCall {}).unwrap(),
+            ONE_KARMA * U256::from(2) + U256::from(7)
+        );
+        assert_eq!(view(at, k, IKarma::ownerCall {}).unwrap(), p.owner);
+        assert!(view(
+            at,
+            k,
+            IKarma::isOperatorCall {
+                account: p.operator
+            }
+        )
+        .unwrap());
+        assert!(!view(at, k, IKarma::isOperatorCall { account: p.slasher }).unwrap());
+        assert!(view(at, k, IKarma::isSlasherCall { account: p.slasher }).unwrap());
+        assert!(!view(at, k, IKarma::isSlasherCall { account: p.owner }).unwrap());
+        assert_eq!(view(at, t, IKarmaTiers::ownerCall {}).unwrap(), p.owner);
+        assert_eq!(
+            usize::from(view(at, t, IKarmaTiers::getTierCountCall {}).unwrap()),
+            tiers.len()
+        );
+        for (i, tier) in tiers.iter().enumerate() {
+            let id = i as u8;
+            let got = view(at, t, IKarmaTiers::getTierByIdCall { id }).unwrap();
+            assert_eq!(
+                (got.minKarma, got.maxKarma, got.name, got.txPerEpoch),
+                (
+                    tier.min_karma,
+                    tier.max_karma,
+                    tier.name.clone(),
+                    tier.tx_per_epoch
+                ),
+                "tier {i}"
+            );
+            for balance in [tier.min_karma, tier.max_karma] {
+                let call = IKarmaTiers::getTierIdByKarmaBalanceCall { balance };
+                assert_eq!(view(at, t, call).unwrap(), id, "balance {balance}");
+            }
+        }
+        let id = tiers.len() as u8;
+        let err = view(at, t, IKarmaTiers::getTierByIdCall { id }).unwrap_err();
+        assert_eq!(
+            IKarmaTiers::IKarmaTiersErrors::abi_decode(&err).unwrap(),
+            IKarmaTiers::IKarmaTiersErrors::TierNotFound(IKarmaTiers::TierNotFound { id })
+        );
+    }
+
+    /// State written by the compiled contracts (mint, slash, updateTiers in real blocks) is
+    /// what the readers read: the slots are solc's, not our idea of them.
+    #[test]
+    fn solc_writes_what_the_readers_read() {
+        let p = KarmaPredeploy {
+            balances: vec![],
+            ..predeploy(default_tier_table())
+        };
+        let (spec, mut state, mut head) = chain_with(&p);
+        let (k, t) = (p.karma, p.tiers_contract);
+        let new_tiers = vec![
+            KarmaTier {
+                min_karma: U256::ZERO,
+                max_karma: ONE_KARMA - U256::from(1),
+                name: "z".into(),
+                tx_per_epoch: 0,
+            },
+            KarmaTier {
+                min_karma: ONE_KARMA,
+                max_karma: ONE_KARMA * U256::from(5),
+                name: "thirty-one bytes of tier name!!".into(),
+                tx_per_epoch: 7,
+            },
+            KarmaTier {
+                min_karma: ONE_KARMA * U256::from(5) + U256::from(1),
+                max_karma: U256::MAX,
+                name: "a name of exactly thirty-two b!!".into(),
+                tx_per_epoch: u32::MAX,
+            },
+        ];
+        let amount = ONE_KARMA * U256::from(3);
+        let (changes, receipts) = mine(
+            &spec,
+            &mut state,
+            &mut head,
+            vec![
+                tx(&spec, 0, 0, k, IKarma::mintCall { to: BOB, amount }),
+                tx(
+                    &spec,
+                    0,
+                    1,
+                    t,
+                    IKarmaTiers::updateTiersCall {
+                        tiers: new_tiers.iter().map(tier_arg).collect(),
+                    },
+                ),
+            ],
+        );
+        assert!(receipts.iter().all(|r| r.status()));
+        // mint wrote exactly two slots: the total supply and BOB's balance.
+        let mut written: Vec<_> = changes
+            .iter()
+            .find(|c| c.address == k)
+            .unwrap()
+            .storage
+            .clone();
+        written.sort();
+        let mut expected = vec![
+            (U256::from(KARMA_TOTAL_SUPPLY_SLOT), amount),
+            (balance_slot(BOB), amount),
+        ];
+        expected.sort();
+        assert_eq!(written, expected);
+        assert_eq!(read_balance(&state, k, BOB).unwrap(), amount);
+        assert_eq!(read_tiers(&state, t).unwrap(), new_tiers);
+
+        // Slash: 3 -> 1.5 KARMA, reported by an AccountSlashed event the node recognizes.
+        let (_, receipts) = mine(
+            &spec,
+            &mut state,
+            &mut head,
+            vec![tx(&spec, 1, 0, k, IKarma::slashCall { account: BOB })],
+        );
+        assert!(receipts[0].status());
+        let logs = receipts[0].logs();
+        let slashed: Vec<_> = logs.iter().filter_map(|l| slashed_account(k, l)).collect();
+        assert_eq!(slashed, vec![BOB]);
+        let event = logs
+            .iter()
+            .find_map(|l| IKarma::AccountSlashed::decode_log(l).ok())
+            .unwrap();
+        assert_eq!(event.amount, amount / U256::from(2));
+        assert_eq!(
+            slashed_account(Address::ZERO, &logs[1]),
+            None,
+            "other contract"
+        );
+        assert_eq!(
+            read_balance(&state, k, BOB).unwrap(),
+            amount / U256::from(2)
+        );
+
+        // A shorter table replaces the longer one; the long name's data slot is cleared.
+        let one = vec![KarmaTier {
+            min_karma: U256::ZERO,
+            max_karma: U256::MAX,
+            name: "all".into(),
+            tx_per_epoch: 1,
+        }];
+        let (_, receipts) = mine(
+            &spec,
+            &mut state,
+            &mut head,
+            vec![tx(
+                &spec,
+                0,
+                2,
+                t,
+                IKarmaTiers::updateTiersCall {
+                    tiers: one.iter().map(tier_arg).collect(),
+                },
+            )],
+        );
+        assert!(receipts[0].status());
+        assert_eq!(read_tiers(&state, t).unwrap(), one);
+        let long_name = tiers_data_slot() + U256::from(2 * TIER_SLOTS + 2);
+        let data = U256::from_be_bytes(keccak256(long_name.to_be_bytes::<32>()).0);
+        assert_eq!(state.storage(t, long_name).unwrap(), U256::ZERO);
+        assert_eq!(state.storage(t, data).unwrap(), U256::ZERO);
+    }
+
+    /// The `sol!` interfaces declare exactly the functions, events and errors of the artifacts.
+    #[test]
+    fn bindings_match_the_artifacts_abi() {
+        fn ty(p: &serde_json::Value) -> String {
+            let t = p["type"].as_str().unwrap();
+            match t.strip_prefix("tuple") {
+                Some(suffix) => {
+                    let inner: Vec<_> =
+                        p["components"].as_array().unwrap().iter().map(ty).collect();
+                    format!("({}){suffix}", inner.join(","))
+                }
+                None => t.to_owned(),
+            }
+        }
+        fn abi(json: &str, kind: &str) -> Vec<String> {
+            let artifact: serde_json::Value = serde_json::from_str(json).unwrap();
+            let mut out: Vec<String> = artifact["abi"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|item| item["type"] == kind)
+                .map(|item| {
+                    let inputs: Vec<_> =
+                        item["inputs"].as_array().unwrap().iter().map(ty).collect();
+                    format!("{}({})", item["name"].as_str().unwrap(), inputs.join(","))
+                })
+                .collect();
+            out.sort();
+            out
+        }
+        fn sorted(s: &[&str]) -> Vec<String> {
+            let mut v: Vec<String> = s.iter().map(|s| (*s).to_owned()).collect();
+            v.sort();
+            v
+        }
+        let karma = include_str!("../../../../contracts/artifacts/Karma.json");
+        let tiers = include_str!("../../../../contracts/artifacts/KarmaTiers.json");
+        assert_eq!(
+            sorted(IKarma::IKarmaCalls::SIGNATURES),
+            abi(karma, "function")
+        );
+        assert_eq!(
+            sorted(IKarma::IKarmaEvents::SIGNATURES),
+            abi(karma, "event")
+        );
+        assert_eq!(
+            sorted(IKarma::IKarmaErrors::SIGNATURES),
+            abi(karma, "error")
+        );
+        assert_eq!(
+            sorted(IKarmaTiers::IKarmaTiersCalls::SIGNATURES),
+            abi(tiers, "function")
+        );
+        assert_eq!(
+            sorted(IKarmaTiers::IKarmaTiersEvents::SIGNATURES),
+            abi(tiers, "event")
+        );
+        assert_eq!(
+            sorted(IKarmaTiers::IKarmaTiersErrors::SIGNATURES),
+            abi(tiers, "error")
+        );
     }
 
     #[test]
