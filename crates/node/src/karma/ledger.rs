@@ -100,17 +100,16 @@ impl Ledger {
         })
     }
 
-    /// A sender's state for a block of `epoch` with `tiers` in force, from the state and ledger
-    /// before that block.
+    /// The state of a sender holding `balance` Karma for a block of `epoch` with `tiers` in
+    /// force, from the ledger before that block.
     pub fn sender_state(
         &self,
         ledger: &LedgerAt,
-        state: &dyn StateReader,
         tiers: &[KarmaTier],
         epoch: u64,
         sender: Address,
+        balance: U256,
     ) -> Result<SenderState, StorageError> {
-        let balance = self.balance(state, sender)?;
         let tier_quota =
             policy::tier_of(balance, tiers).map_or(0, |(_, t)| u64::from(t.tx_per_epoch));
         Ok(SenderState {
@@ -158,7 +157,8 @@ impl Ledger {
                      sender: Address|
          -> Result<(), StorageError> {
             if let btree_map::Entry::Vacant(v) = touched.entry(sender) {
-                let st = self.sender_state(ledger, state, &in_force.tiers, epoch, sender)?;
+                let balance = self.balance(state, sender)?;
+                let st = self.sender_state(ledger, &in_force.tiers, epoch, sender, balance)?;
                 v.insert((st.clone(), st));
             }
             Ok(())

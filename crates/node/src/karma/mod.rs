@@ -258,12 +258,9 @@ impl Karma {
         let (epoch, tiers) = self.tiers_next(state, &ledger, head_hash, next_timestamp)?;
         let balance = self.ledger.balance(state, sender)?;
         let tier = policy::tier_of(balance, &tiers).map(|(i, t)| (i, t.clone()));
-        let mut st = SenderState {
-            epoch,
-            tier_quota: tier.as_ref().map_or(0, |(_, t)| u64::from(t.tx_per_epoch)),
-            usage: ledger.usage(&sender, epoch)?,
-            deny: ledger.deny(&sender)?.filter(|d| d.until_epoch >= epoch),
-        };
+        let mut st = self
+            .ledger
+            .sender_state(&ledger, &tiers, epoch, sender, balance)?;
         if st.deny.is_none() {
             if let Some(until) = self.operator.read().get(&sender).filter(|u| **u >= epoch) {
                 st.deny = Some(DenyEntry {
