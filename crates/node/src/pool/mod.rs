@@ -208,13 +208,13 @@ impl Pool {
         self.karma.as_ref()
     }
 
-    /// Gasless quota units of `sender`'s pooled transactions (except the one at `skip_nonce`):
-    /// pending free transactions count against the quota before they are mined.
-    pub fn pending_units(&self, sender: &Address, skip_nonce: Option<u64>, base_fee: u64) -> u64 {
+    /// Gasless quota units of `sender`'s pooled transactions: pending free transactions count
+    /// against the quota before they are mined.
+    pub fn pending_units(&self, sender: &Address, base_fee: u64) -> u64 {
         let Some(karma) = &self.karma else { return 0 };
         let inner = self.inner.lock();
         inner.senders.get(sender).map_or(0, |s| {
-            Self::gasless_units(karma, s.txs.iter(), skip_nonce, base_fee)
+            Self::gasless_units(karma, s.txs.iter(), None, base_fee)
         })
     }
 

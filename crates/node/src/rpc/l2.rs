@@ -100,7 +100,7 @@ fn karma_priority_fee(
         next.timestamp,
         from,
     )?;
-    let pending = pool.pending_units(&from, None, next.base_fee);
+    let pending = pool.pending_units(&from, next.base_fee);
     let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
     if karma.admit_units(&status, pending, false, units).is_ok() {
         return Ok(0);
@@ -208,7 +208,7 @@ impl L2ApiServer for EthRpc {
                         next.timestamp,
                         address,
                     )?;
-                    let pending = pool.pending_units(&address, None, next.base_fee);
+                    let pending = pool.pending_units(&address, next.base_fee);
                     Ok(karma_status(&karma, &status, pending))
                 } else {
                     // As of that block, in that block's epoch.
