@@ -5,13 +5,17 @@
 # against A, then B; prints requests/s, p50, p99 for both and the A/B ratios.
 # A node without bench/state/<host_port>.json (or whose token is gone) is set up first
 # with bench/setup.sh. Loads go to the given URLs only: use 127.0.0.1.
+# A scenario whose method a node does not have (l2_estimateGas on anvil) is skipped on that
+# node and shown as "unsupported", not counted as an error.
 # Env: BENCH_DURATION=10 BENCH_CONNECTIONS=32 BENCH_THREADS=2 BENCH_SCENARIOS="..." BENCH_SETUP=auto|skip
+#      BENCH_STATE_DIR=bench/state (setup state files)  BENCH_OUT=bench/results/<timestamp>
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 E2E="$(cd "$HERE/.." && pwd)"
 A="${1:?usage: run.sh URL_A URL_B}"; B="${2:?usage: run.sh URL_A URL_B}"
 DUR="${BENCH_DURATION:-10}"; CONN="${BENCH_CONNECTIONS:-32}"; THREADS="${BENCH_THREADS:-2}"
-ALL="eth_blockNumber eth_call_balanceOf eth_estimateGas_transfer batch100_eth_getBalance eth_getLogs_10k_blocks"
+ALL="eth_blockNumber eth_call_balanceOf eth_estimateGas_transfer l2_estimateGas_transfer l2_estimateGas_premium_transfer"
+ALL="$ALL eth_estimateGas_erc20 l2_estimateGas_erc20 batch100_eth_getBalance eth_getLogs_10k_blocks"
 SCEN="${BENCH_SCENARIOS:-$ALL}"
 command -v wrk >/dev/null || { echo "wrk not found: run .ci/e2e-deps.sh" >&2; exit 1; }
 for u in "$A" "$B"; do
@@ -19,13 +23,14 @@ for u in "$A" "$B"; do
 done
 [ -f "$E2E/build/Token.json" ] || (cd "$E2E" && node scripts/compile.mjs) || exit 1
 
-state_of() { echo "$HERE/state/$(echo "$1" | sed -E 's#^[a-z]+://##; s#[/:]+#_#g; s#_$##').json"; }
+export BENCH_STATE_DIR="${BENCH_STATE_DIR:-$HERE/state}"
+state_of() { echo "$BENCH_STATE_DIR/$(echo "$1" | sed -E 's#^[a-z]+://##; s#[/:]+#_#g; s#_$##').json"; }
 has_code() {
   local tok; tok=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).token)' "$2" 2>/dev/null) || return 1
   curl -sf -m 5 -H 'content-type: application/json' \
     -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_getCode\",\"params\":[\"$tok\",\"latest\"]}" "$1" | grep -q '"result":"0x6'
 }
-OUT="$HERE/results/$(date +%Y%m%d-%H%M%S)"; mkdir -p "$OUT"
+OUT="${BENCH_OUT:-$HERE/results/$(date +%Y%m%d-%H%M%S)}"; mkdir -p "$OUT"
 declare -A OKS
 for label in A B; do
   url=$A; [ $label = B ] && url=$B
@@ -42,7 +47,11 @@ printf '== wrk: %ss per scenario, %s connections, %s threads; A=%s B=%s\n' "$DUR
 for s in $SCEN; do
   for label in A B; do
     url=$A; [ $label = B ] && url=$B
-    if [[ " ${OKS[$label]} " != *" $s "* ]]; then echo "skip $s on $label (preflight failed)"; continue; fi
+    if [[ " ${OKS[$label]} " != *" $s "* ]]; then
+      why=$(node -e 'try { console.log(JSON.parse(require("fs").readFileSync(process.argv[1]))[process.argv[2]].status) } catch { console.log("failed") }' \
+        "$OUT/bodies-$label/preflight.json" "$s")
+      echo "skip $s on $label (preflight: $why)"; continue
+    fi
     BENCH_BODY_FILE="$OUT/bodies-$label/$s.json" timeout $((DUR + 30)) \
       wrk -t"$THREADS" -c"$CONN" -d"${DUR}s" --timeout 10s -s "$HERE/rpc.lua" "$url" > "$OUT/$s-$label.txt" 2>&1
     sleep 1
@@ -52,6 +61,8 @@ done
 node - "$OUT" "$SCEN" "$A" "$B" <<'JS' | tee "$OUT/table.md"
 const fs = require('fs');
 const [out, scen, A, B] = process.argv.slice(2);
+const pre = (label) => { try { return JSON.parse(fs.readFileSync(`${out}/bodies-${label}/preflight.json`, 'utf8')); } catch { return {}; } };
+const preA = pre('A'), preB = pre('B');
 const get = (f) => {
   try {
     const line = fs.readFileSync(f, 'utf8').split('\n').find((l) => l.startsWith('BENCH_RESULT'));
@@ -69,12 +80,14 @@ console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
 let bad = 0;
 for (const s of scen.split(/\s+/).filter(Boolean)) {
   const a = get(`${out}/${s}-A.txt`), b = get(`${out}/${s}-B.txt`);
-  const c = (o, k) => (o ? (k === 'rps' ? o.rps.toFixed(0) : ms(o[k])) : 'n/a');
-  if (!a || !b || a.bad || b.bad) bad++;
-  console.log(`| ${s} | ${c(a, 'rps')} | ${c(a, 'p50_us')} | ${c(a, 'p99_us')} | ${c(b, 'rps')} | ${c(b, 'p50_us')} | ${c(b, 'p99_us')} | ` +
+  const uA = preA[s]?.status === 'unsupported', uB = preB[s]?.status === 'unsupported';
+  if (uA && uB) { console.log(`| ${s} | unsupported | | | unsupported | | | - | - | -/- |`); continue; }
+  const c = (o, k, u) => (o ? (k === 'rps' ? o.rps.toFixed(0) : ms(o[k])) : u ? (k === 'rps' ? 'unsupported' : '') : 'n/a');
+  if ((!a && !uA) || (!b && !uB) || a?.bad || b?.bad) bad++;
+  console.log(`| ${s} | ${c(a, 'rps', uA)} | ${c(a, 'p50_us', uA)} | ${c(a, 'p99_us', uA)} | ${c(b, 'rps', uB)} | ${c(b, 'p50_us', uB)} | ${c(b, 'p99_us', uB)} | ` +
     `${r(a?.rps, b?.rps)} | ${r(a?.p50_us, b?.p50_us)} | ${a ? a.bad : '-'}/${b ? b.bad : '-'} |`);
 }
-console.log('\n(batch100: one request = one HTTP batch of 100 eth_getBalance calls)');
+console.log('\n(batch100: one request = one HTTP batch of 100 eth_getBalance calls; unsupported: the node has no such method)');
 process.exitCode = bad ? 1 : 0;
 JS
 rc=${PIPESTATUS[0]}
