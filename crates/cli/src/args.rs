@@ -3,6 +3,7 @@
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
+use alloy_primitives::{utils::Unit, Address, Bytes, U256};
 use anyhow::Context;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use l2node_node::{
@@ -41,6 +42,138 @@ pub(crate) enum Command {
     Run(Box<RunArgs>),
     /// Import blocks as `geth export` writes them (concatenated RLP).
     Import(ImportArgs),
+    /// Quote what a transaction costs its sender: free (Karma quota) or premium, and why.
+    #[command(after_help = EXIT_CODES)]
+    Estimate(EstimateArgs),
+    /// Estimate, confirm, sign and send a transaction, then wait for its receipt.
+    #[command(after_help = EXIT_CODES)]
+    Send(Box<SendArgs>),
+}
+
+/// Exit codes of `estimate` and `send`.
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 the node refused, the transaction failed or \
+nothing was sent; 2 the node is unreachable; 64 bad command line.";
+
+/// The transaction of `estimate` and `send`, less its sender.
+#[derive(Debug, Args)]
+pub(crate) struct TxArgs {
+    /// Recipient; without it the data is init code and the transaction creates a contract.
+    #[arg(long, value_name = "ADDRESS")]
+    pub to: Option<Address>,
+    /// Value sent along: wei as decimal or 0x hex, or with a unit (`1ether`, `2.5gwei`).
+    #[arg(long, value_name = "AMOUNT", value_parser = parse_amount, default_value = "0")]
+    pub value: U256,
+    /// Calldata (or init code), 0x hex.
+    #[arg(long, value_name = "HEX", default_value = "0x")]
+    pub data: Bytes,
+    /// The node's JSON-RPC endpoint (http(s):// or ws(s)://).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "L2NODE_RPC_URL",
+        default_value = "http://127.0.0.1:8545"
+    )]
+    pub rpc: String,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `l2node estimate`.
+#[derive(Debug, Args)]
+pub(crate) struct EstimateArgs {
+    /// The sender: its Karma decides whether the transaction is free.
+    #[arg(long, value_name = "ADDRESS")]
+    pub from: Address,
+    /// The transaction.
+    #[command(flatten)]
+    pub tx: TxArgs,
+}
+
+/// `l2node send`.
+#[derive(Debug, Args)]
+pub(crate) struct SendArgs {
+    /// Where the signing key comes from.
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// The transaction.
+    #[command(flatten)]
+    pub tx: TxArgs,
+    /// Send without asking for confirmation (required when stdin is not a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Seconds to wait for the receipt.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub timeout: u64,
+}
+
+/// The sender's key: a raw private key or an encrypted JSON keystore.
+#[derive(Debug, Args)]
+pub(crate) struct KeyArgs {
+    /// Private key (hex). Prefer the environment variable or a keystore: a command line is
+    /// visible to other users of the machine.
+    #[arg(
+        long,
+        value_name = "HEX",
+        env = "L2NODE_PRIVATE_KEY",
+        hide_env_values = true,
+        required_unless_present = "keystore",
+        conflicts_with = "keystore"
+    )]
+    pub private_key: Option<String>,
+    /// Encrypted JSON keystore (geth / foundry format).
+    #[arg(long, value_name = "FILE")]
+    pub keystore: Option<PathBuf>,
+    /// File holding the keystore's password (else L2NODE_KEYSTORE_PASSWORD, else a prompt on a
+    /// terminal).
+    #[arg(long, value_name = "FILE", requires = "keystore")]
+    pub password_file: Option<PathBuf>,
+}
+
+/// An amount of wei: decimal, `0x` hex, or a decimal number with a unit (`wei`, `gwei`,
+/// `ether`/`eth`, ...; `1.5ether`, `2 gwei`). More decimals than the unit has are refused.
+pub(crate) fn parse_amount(s: &str) -> Result<U256, String> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return U256::from_str_radix(hex, 16).map_err(|e| format!("bad hex amount {s:?}: {e}"));
+    }
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(s.len());
+    let (number, unit) = (s[..split].replace('_', ""), s[split..].trim());
+    let exponent = if unit.is_empty() {
+        0
+    } else {
+        unit.parse::<Unit>()
+            .map_err(|_| format!("unknown unit {unit:?} (wei, gwei, ether, ...)"))?
+            .get() as usize
+    };
+    let (int, frac) = number.split_once('.').unwrap_or((&number, ""));
+    if int.is_empty() && frac.is_empty() {
+        return Err(format!(
+            "{s:?} is not an amount (e.g. 1000, 0x3e8, 2gwei, 1.5ether)"
+        ));
+    }
+    if frac.len() > exponent {
+        return Err(format!("{s:?} has more decimals than its unit allows"));
+    }
+    let digits = format!("{int}{frac}{}", "0".repeat(exponent - frac.len()));
+    U256::from_str_radix(&digits, 10).map_err(|e| format!("bad amount {s:?}: {e}"))
+}
+
+/// Exit status of a command line `estimate` or `send` cannot parse: EX_USAGE, so that 2 keeps
+/// meaning "node unreachable".
+const EXIT_USAGE: i32 = 64;
+
+/// Prints a parse error (or the help) and exits like clap, but with [`EXIT_USAGE`] for a bad
+/// `estimate` or `send` command line.
+fn exit_on_parse_error(e: clap::Error, argv: &[String]) -> ! {
+    let ours = argv.iter().skip(1).any(|a| a == "estimate" || a == "send");
+    if ours && e.use_stderr() {
+        let _ = e.print();
+        std::process::exit(EXIT_USAGE);
+    }
+    e.exit()
 }
 
 /// `l2node import`.
@@ -170,7 +303,7 @@ impl Cli {
 
     /// [`Self::parse_with_config_file`] over an explicit argument list.
     pub(crate) fn parse_from_with_config_file(argv: Vec<String>) -> anyhow::Result<Self> {
-        let first = Self::parse_from(&argv);
+        let first = Self::try_parse_from(&argv).unwrap_or_else(|e| exit_on_parse_error(e, &argv));
         let Some(path) = &first.config_file else {
             return Ok(first);
         };
@@ -182,7 +315,7 @@ impl Cli {
         // Insert the file's options right after the subcommand so command-line flags override.
         let sub = argv
             .iter()
-            .position(|a| a == "run" || a == "import")
+            .position(|a| matches!(a.as_str(), "run" | "import" | "estimate" | "send"))
             .unwrap_or(argv.len());
         let mut merged: Vec<String> = argv[..=sub.min(argv.len() - 1)].to_vec();
         for (key, value) in table {
@@ -301,7 +434,7 @@ mod tests {
     fn run_args(cli: Cli) -> RunArgs {
         match cli.command {
             Command::Run(r) => *r,
-            Command::Import(_) => panic!("expected run"),
+            _ => panic!("expected run"),
         }
     }
 
@@ -355,5 +488,64 @@ mod tests {
             dev::dev_sequencer().address()
         );
         assert_eq!(cfg.rpc_server.http_addr.port(), 8545);
+    }
+
+    #[test]
+    fn amounts_parse_in_wei_hex_and_units() {
+        let ok = |s: &str| parse_amount(s).unwrap();
+        assert_eq!(ok("0"), U256::ZERO);
+        assert_eq!(ok("1000"), U256::from(1000));
+        assert_eq!(ok("0x3e8"), U256::from(1000));
+        assert_eq!(ok("2gwei"), U256::from(2_000_000_000u64));
+        assert_eq!(ok("2 GWEI"), U256::from(2_000_000_000u64));
+        assert_eq!(ok("1ether"), U256::from(10u64.pow(18)));
+        assert_eq!(ok("1.5eth"), U256::from(15 * 10u64.pow(17)));
+        assert_eq!(ok(".5gwei"), U256::from(500_000_000u64));
+        assert_eq!(ok("1_000wei"), U256::from(1000));
+        for bad in [
+            "",
+            "abc",
+            "1.5wei",
+            "1.0000000001gwei",
+            "1parsec",
+            "0xzz",
+            "-1",
+            "1.2.3",
+        ] {
+            assert!(parse_amount(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn send_takes_exactly_one_key_source() {
+        let parse = |extra: &[&str]| {
+            let mut v = vec![
+                "l2node",
+                "send",
+                "--to",
+                "0x0000000000000000000000000000000000000001",
+            ];
+            v.extend(extra);
+            Cli::try_parse_from(v)
+        };
+        assert!(parse(&[]).is_err() || std::env::var_os("L2NODE_PRIVATE_KEY").is_some());
+        assert!(parse(&["--private-key", "0x01", "--keystore", "k.json"]).is_err());
+        assert!(parse(&["--password-file", "p"]).is_err());
+        let Command::Send(s) = parse(&[
+            "--keystore",
+            "k.json",
+            "--password-file",
+            "p",
+            "--value",
+            "1ether",
+        ])
+        .unwrap()
+        .command
+        else {
+            panic!("expected send")
+        };
+        assert_eq!(s.tx.value, U256::from(10u64.pow(18)));
+        assert_eq!(s.tx.rpc, "http://127.0.0.1:8545");
+        assert!(!s.yes && !s.tx.json);
     }
 }

@@ -1,9 +1,11 @@
-//! The `l2node` binary: run a node, import a chain.
+//! The `l2node` binary: run a node, import a chain, estimate and send transactions.
 
 mod args;
+mod fees;
 mod logging;
+mod tx;
 
-use std::{sync::Arc, time::Instant};
+use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use anyhow::Context;
 use l2node_node::{chainspec::ChainSpec, dev, import};
@@ -15,15 +17,17 @@ use args::{Cli, Command, ImportArgs, RunArgs};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse_with_config_file()?;
     logging::init(cli.log_format, &cli.log_level);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     match cli.command {
-        Command::Run(args) => runtime.block_on(run(*args)),
-        Command::Import(args) => import_chain(args),
+        Command::Run(args) => runtime.block_on(run(*args)).map(|()| ExitCode::SUCCESS),
+        Command::Import(args) => import_chain(args).map(|()| ExitCode::SUCCESS),
+        Command::Estimate(args) => Ok(runtime.block_on(tx::estimate(args))),
+        Command::Send(args) => Ok(runtime.block_on(tx::send(*args))),
     }
 }
 
