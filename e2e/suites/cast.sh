@@ -127,4 +127,34 @@ R=$(timeout $((TX_TIMEOUT + 15)) "$CAST" send --private-key "$KEY" --timeout "$T
 OUT=$(send --gas-limit 100000 "$TOKEN" "fail()")
 [ "$(echo "$OUT" | jget status)" = 0x0 ]; check "reverting tx with fixed gas is mined with status 0" $? "$OUT"
 
+# 13. Karma-aware fees: l2_estimateGas / linea_estimateGas, gasless and premium sends built from
+# the estimate (gas = gasLimit, priority = priorityFeePerGas, maxFee = 2 x base + priority).
+KEY9=0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6  # dev account 9: no Karma
+FROM9=0xa0Ee7A142d267C1f36714E4a8F75612F20a79720
+CALL="{\"from\":\"$FROM\",\"to\":\"$TO\",\"value\":\"0x1\"}"
+L2=$(c rpc l2_estimateGas "$CALL")
+LINEA=$(c rpc linea_estimateGas "$CALL")
+GL=$(echo "$L2" | jget gasLimit); BASE=$(echo "$L2" | jget baseFeePerGas); PRIO=$(echo "$L2" | jget priorityFeePerGas)
+[[ "$GL" =~ ^0x[0-9a-f]+$ && "$BASE" =~ ^0x[0-9a-f]+$ && "$PRIO" =~ ^0x[0-9a-f]+$ ]] && [ "$(( GL ))" = 21000 ]
+check "l2_estimateGas returns hex gasLimit (21000), baseFeePerGas, priorityFeePerGas" $? "$L2"
+[ "$L2" = "$LINEA" ]; check "linea_estimateGas answers the same as l2_estimateGas" $? "$L2 / $LINEA"
+[ "$(( PRIO ))" = 0 ]; check "dev account 1 (Karma) is quoted gasless" $? "$L2"
+OUT=$(send --gas-limit "$(( GL ))" --gas-price "$(( 2 * BASE + PRIO ))" --priority-gas-price "$(( PRIO ))" "$TO" --value 1)
+[ "$(echo "$OUT" | jget status)" = 0x1 ] && [ "$(( $(echo "$OUT" | jget effectiveGasPrice) ))" = 0 ]
+check "gasless send from the estimate's fields: status 1, effective gas price 0" $? "$OUT"
+
+CALL9="{\"from\":\"$FROM9\",\"to\":\"$FROM\",\"value\":\"0x1\"}"
+E9=$(c rpc l2_estimateGas "$CALL9")
+GL9=$(echo "$E9" | jget gasLimit); BASE9=$(echo "$E9" | jget baseFeePerGas); PRIO9=$(echo "$E9" | jget priorityFeePerGas)
+[ -n "$PRIO9" ] && [ "$(( PRIO9 ))" -ge 12000000000 ]; check "sender without Karma is quoted premium (>= 12 gwei)" $? "$E9"
+ST9=$(c rpc l2_getKarmaStatus "$FROM9")
+[ "$(echo "$ST9" | jget feeState)" = premium ] && [ "$(echo "$ST9" | jget tier.name)" = none ]
+check "l2_getKarmaStatus of dev account 9: premium, tier none" $? "$ST9"
+R=$(timeout $((TX_TIMEOUT + 15)) "$CAST" send --private-key "$KEY9" --timeout "$TX_TIMEOUT" --gas-limit 21000 --gas-price 0 --priority-gas-price 0 "$FROM" --value 1 2>&1); rc=$?
+[ $rc -ne 0 ] && echo "$R" | grep -q "holds no Karma"; check "free send without Karma is refused with what to do" $? "rc=$rc $R"
+OUT=$(timeout $((TX_TIMEOUT + 15)) "$CAST" send --private-key "$KEY9" --timeout "$TX_TIMEOUT" --json \
+  --gas-limit "$(( GL9 ))" --gas-price "$(( 2 * BASE9 + PRIO9 ))" --priority-gas-price "$(( PRIO9 ))" "$FROM" --value 1 2>&1)
+[ "$(echo "$OUT" | jget status)" = 0x1 ] && [ "$(( $(echo "$OUT" | jget effectiveGasPrice) ))" -ge 12000000000 ]
+check "premium send from the estimate's fields: status 1, paid >= 12 gwei" $? "$OUT"
+
 finish

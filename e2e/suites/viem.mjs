@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   createPublicClient, createWalletClient, defineChain, http, webSocket, parseAbiItem,
-  ContractFunctionRevertedError, BaseError, parseGwei,
+  ContractFunctionRevertedError, BaseError, parseGwei, encodeFunctionData,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { makeHarness, sleep } from '../lib/harness.mjs';
@@ -175,22 +175,107 @@ await test('getFeeHistory(4 blocks, [25,75]) is well-formed', async () => {
   assert.equal(typeof fees.maxFeePerGas, 'bigint');
 });
 
-// Optional custom estimate methods: only if the node knows them (method-not-found => skip).
+// ---- Karma-aware fees: l2_estimateGas / linea_estimateGas ----
+// The fields of an estimate build the transaction: gas = gasLimit, maxPriorityFeePerGas =
+// priorityFeePerGas, maxFeePerGas = 2 x baseFeePerGas + priorityFeePerGas.
+const GWEI12 = 12_000_000_000n;
+const NO_KARMA = privateKeyToAccount(accounts[9].privateKey);   // always premium
+const ENTRY = privateKeyToAccount(accounts[8].privateKey);      // entry tier: 2 free a day
+const l2Estimate = async (method, call) => {
+  const r = await rpc(method, [call]);
+  assert.ok(!r.error, `${method}: ${JSON.stringify(r.error)}`);
+  return r.result;
+};
+const feesOf = (e) => ({
+  gas: BigInt(e.gasLimit),
+  maxPriorityFeePerGas: BigInt(e.priorityFeePerGas),
+  maxFeePerGas: 2n * BigInt(e.baseFeePerGas) + BigInt(e.priorityFeePerGas),
+});
+// A chain whose fee estimator asks the node's linea_estimateGas, as viem's Linea chains do,
+// with this network's maxFee rule.
+const karmaChain = defineChain({
+  ...chain,
+  fees: {
+    async estimateFeesPerGas({ client, request }) {
+      const from = request?.account?.address ?? request?.account;
+      const e = await client.request({
+        method: 'linea_estimateGas',
+        params: [{ from, to: request?.to, value: request?.value != null ? `0x${request.value.toString(16)}` : undefined, data: request?.data }],
+      });
+      const { maxFeePerGas, maxPriorityFeePerGas } = feesOf(e);
+      return { maxFeePerGas, maxPriorityFeePerGas };
+    },
+  },
+});
+const karmaWallet = (acct) => createWalletClient({ account: acct, chain: karmaChain, transport: http(HTTP_URL) });
+
 for (const method of ['l2_estimateGas', 'linea_estimateGas']) {
-  const call = { from: account.address, to: OTHER, value: '0x1' };
-  const probe = await rpc(method, [call]);
-  if (probe.error && (probe.error.code === -32601 || /not (found|supported|available)|does not exist/i.test(probe.error.message))) {
-    skip(`${method} returns {gasLimit, baseFeePerGas, priorityFeePerGas}`, `node does not advertise it (${probe.error.code} ${probe.error.message})`);
-    continue;
-  }
-  await test(`${method} returns {gasLimit, baseFeePerGas, priorityFeePerGas}`, async () => {
-    assert.ok(!probe.error, JSON.stringify(probe.error));
-    const { gasLimit, baseFeePerGas, priorityFeePerGas } = probe.result;
-    for (const v of [gasLimit, baseFeePerGas, priorityFeePerGas]) assert.match(v, /^0x[0-9a-f]+$/);
+  await test(`${method} returns {gasLimit, baseFeePerGas, priorityFeePerGas}, gasLimit == eth_estimateGas`, async () => {
+    const call = { from: account.address, to: OTHER, value: '0x1' };
+    const e = await l2Estimate(method, call);
+    for (const v of [e.gasLimit, e.baseFeePerGas, e.priorityFeePerGas]) assert.match(v, /^0x[0-9a-f]+$/);
     const eth = await rpc('eth_estimateGas', [call]);
-    assert.equal(BigInt(gasLimit), BigInt(eth.result), 'gasLimit equals eth_estimateGas');
+    assert.equal(BigInt(e.gasLimit), BigInt(eth.result));
+    assert.equal(BigInt(e.priorityFeePerGas), 0n, 'account 2 holds Karma: gasless');
   });
 }
+
+await test('l2_estimateGas == linea_estimateGas; ERC-20 gasLimit == eth_estimateGas; missing from is -32602', async () => {
+  const data = encodeFunctionData({ abi, functionName: 'transfer', args: [OTHER, 1n] });
+  const call = { from: account.address, to: token, data };
+  const [a, b, eth] = await Promise.all([l2Estimate('l2_estimateGas', call), l2Estimate('linea_estimateGas', call), rpc('eth_estimateGas', [call])]);
+  assert.deepEqual(a, b);
+  assert.equal(BigInt(a.gasLimit), BigInt(eth.result));
+  const missing = await rpc('l2_estimateGas', [{ to: OTHER }]);
+  assert.equal(missing.error?.code, -32602);
+  assert.match(missing.error.message, /from is required/);
+});
+
+await test('gasless transfer through a chain whose fee estimator calls linea_estimateGas', async () => {
+  const hash = await karmaWallet(account).sendTransaction({ to: OTHER, value: 3n });
+  const r = await wait(hash);
+  assert.equal(r.status, 'success');
+  assert.equal(r.effectiveGasPrice, 0n);
+});
+
+await test('premium transfer from a sender without Karma through the same chain', async () => {
+  const status = await rpc('l2_getKarmaStatus', [NO_KARMA.address]);
+  assert.equal(status.result.feeState, 'premium');
+  assert.equal(status.result.tier.name, 'none');
+  const e = await l2Estimate('linea_estimateGas', { from: NO_KARMA.address, to: OTHER, value: '0x1' });
+  assert.ok(BigInt(e.priorityFeePerGas) >= GWEI12, JSON.stringify(e));
+  const hash = await karmaWallet(NO_KARMA).sendTransaction({ to: OTHER, value: 1n, gas: BigInt(e.gasLimit) });
+  const r = await wait(hash);
+  assert.equal(r.status, 'success');
+  assert.ok(r.effectiveGasPrice >= GWEI12);
+});
+
+await test('entry tier: 2 free, then premium estimate and a clear refusal, premium buys bonus quota', async () => {
+  const w = createWalletClient({ account: ENTRY, chain, transport: http(HTTP_URL) });
+  const call = { from: ENTRY.address, to: OTHER, value: '0x1' };
+  let s = (await rpc('l2_getKarmaStatus', [ENTRY.address])).result;
+  assert.equal(s.tier.name, 'entry');
+  assert.equal(s.feeState, 'gasless');
+  for (let i = 0; i < 2; i++) {
+    const e = await l2Estimate('l2_estimateGas', call);
+    assert.equal(BigInt(e.priorityFeePerGas), 0n);
+    const r = await wait(await w.sendTransaction({ to: OTHER, value: 1n, ...feesOf(e) }));
+    assert.equal(r.status, 'success');
+  }
+  const e = await l2Estimate('l2_estimateGas', call);
+  assert.ok(BigInt(e.priorityFeePerGas) >= GWEI12, 'premium after the quota');
+  const nonce = await pub.getTransactionCount({ address: ENTRY.address, blockTag: 'pending' });
+  const free = await ENTRY.signTransaction({ chainId, type: 'eip1559', to: OTHER, value: 1n, nonce, gas: 21000n, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
+  const refused = await rpc('eth_sendRawTransaction', [free]);
+  assert.equal(refused.error?.code, -32000);
+  assert.match(refused.error.message, /Free transaction limit reached/);
+  const r = await wait(await w.sendTransaction({ to: OTHER, value: 1n, ...feesOf(e) }));
+  assert.equal(r.status, 'success');
+  s = (await rpc('l2_getKarmaStatus', [ENTRY.address])).result;
+  assert.equal(s.denied, false);
+  assert.equal(BigInt(s.remaining), 2n, 'one tier of bonus quota');
+  assert.equal(BigInt((await l2Estimate('l2_estimateGas', call)).priorityFeePerGas), 0n);
+});
 
 // ---- WebSocket transport ----
 const ws = createPublicClient({ chain, transport: webSocket(WS_URL, { timeout: WS_TIMEOUT }) });

@@ -203,6 +203,16 @@ def _():
     assert w3.eth.get_transaction_count(acct.address) == w3.eth.get_transaction_count(acct.address, "pending")
 
 
+@test("l2_estimateGas: gasLimit == eth_estimateGas, gasless for dev account 3 (s-tier Karma)")
+def _():
+    call = {"from": acct.address, "to": OTHER, "value": "0x1"}
+    e = w3.provider.make_request("l2_estimateGas", [call])["result"]
+    assert int(e["gasLimit"], 16) == w3.eth.estimate_gas({"from": acct.address, "to": OTHER, "value": 1})
+    assert int(e["priorityFeePerGas"], 16) == 0, e
+    status = w3.provider.make_request("l2_getKarmaStatus", [acct.address])["result"]
+    assert status["feeState"] == "gasless" and status["tier"]["name"] == "s-tier", status
+
+
 print(f"{SUITE} suite: {passed} passed, {failed} failed")
 if os.environ.get("E2E_RESULTS"):
     Path(os.environ["E2E_RESULTS"], f"{SUITE}.counts").write_text(f"{passed} {failed}\n")
