@@ -40,7 +40,7 @@ use super::{
 const INVALID_ENTRY: &str = r#"{"id":null}"#;
 
 /// Settings of the HTTP layer for one server.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Settings {
     transport: Transport,
     max_request_body: u32,
@@ -51,6 +51,8 @@ struct Settings {
     /// HTTP: origins allowed by CORS (exact match); WS: origins allowed to connect (rules, see
     /// [`origin_matches`]). `None` = any origin.
     origins: Option<Vec<String>>,
+    /// HTTP: the dashboard page served to browsers at `GET /` (see `rpc/dashboard.rs`).
+    dashboard: Option<String>,
 }
 
 /// `tower::Layer` installing [`HttpWire`].
@@ -89,8 +91,16 @@ impl HttpWireLayer {
                 body_timeout,
                 host_allowlist,
                 origins,
+                dashboard: None,
             }),
         }
+    }
+
+    /// Serves the dashboard at `GET /` to browsers (`Accept: text/html`), pointing its live
+    /// updates at the WebSocket port `ws_port`.
+    pub fn with_dashboard(mut self, ws_port: Option<u16>) -> Self {
+        Arc::make_mut(&mut self.settings).dashboard = Some(super::dashboard::page(ws_port));
+        self
     }
 
     /// Handles one request with `inner` behind it: what [`HttpWire`] does, without boxing the
@@ -200,7 +210,10 @@ where
                 }
                 preflight(req.headers())
             }
-            Method::GET | Method::HEAD if req.uri().path() == "/" => describe(settings.transport),
+            Method::GET | Method::HEAD if req.uri().path() == "/" => match &settings.dashboard {
+                Some(page) if super::dashboard::wants_html(req.headers()) => html(page),
+                _ => describe(settings.transport),
+            },
             Method::POST if settings.transport == Transport::Http => {
                 if !content_type_is_json(req.headers()) {
                     text(
@@ -566,6 +579,22 @@ fn text(status: StatusCode, body: &'static str) -> HttpResponse {
     rp.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    rp
+}
+
+fn html(page: &str) -> HttpResponse {
+    let mut rp = HttpResponse::new(HttpBody::from(page.to_owned()));
+    rp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    // The page only talks to its own origin; nothing else may frame or feed it.
+    rp.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src *; frame-ancestors 'none'",
+        ),
     );
     rp
 }

@@ -3,6 +3,7 @@
 
 mod accept;
 mod convert;
+mod dashboard;
 pub mod error;
 mod eth;
 mod filters;

@@ -301,7 +301,8 @@ pub async fn start_rpc_servers(
             cfg.body_read_timeout,
             &cfg.host_allowlist,
             &cfg.cors_origins,
-        );
+        )
+        .with_dashboard(ws.as_ref().map(|(addr, _)| addr.port()));
         let service = ServerBuilder::with_config(server_cfg)
             .set_rpc_middleware(rpc)
             .to_service_builder();

@@ -3,6 +3,7 @@
 mod bounded;
 mod common;
 mod connections;
+mod dashboard;
 mod fuzz;
 mod import;
 mod karma;
