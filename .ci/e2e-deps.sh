@@ -3,6 +3,7 @@
 #  - e2e/node_modules: npm ci from e2e/package-lock.json (viem, solc-js, and the foundry
 #    cast/anvil binaries shipped in @foundry-rs/{cast,anvil}-linux-amd64 1.7.1)
 #  - e2e/.venv: python venv with the pinned e2e/requirements.txt (web3, eth-account)
+#  - chromium (Debian package) for the dashboard's browser suite (e2e/browser)
 #  - wrk (Debian package) for e2e/bench
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,6 +28,14 @@ if [ ! -f "$E2E/.venv/.e2e-req-sum" ] || [ "$(cat "$E2E/.venv/.e2e-req-sum")" !=
   echo "$REQ_SUM" > "$E2E/.venv/.e2e-req-sum"
 fi
 "$E2E/.venv/bin/python" -c 'import web3, eth_account; print("web3", web3.__version__)'
+
+# chromium for the browser suite (playwright-core drives it; skip with E2E_SKIP_CHROMIUM=1)
+if [ "${E2E_SKIP_CHROMIUM:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
+fi
+command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null | head -1 || true
 
 # wrk for the load benchmark (only needed by e2e/bench; skip with E2E_SKIP_WRK=1)
 if [ "${E2E_SKIP_WRK:-0}" != 1 ] && ! command -v wrk >/dev/null 2>&1; then
