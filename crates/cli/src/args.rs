@@ -48,6 +48,28 @@ pub(crate) enum Command {
     /// Estimate, confirm, sign and send a transaction, then wait for its receipt.
     #[command(after_help = EXIT_CODES)]
     Send(Box<SendArgs>),
+    /// Health of nodes: block number within --max-lag of a reference, eth_syncing false,
+    /// net_peerCount > 0. Exit 0 healthy, 1 unhealthy, 2 unreachable.
+    Health(HealthArgs),
+}
+
+/// Arguments of `l2node health`.
+#[derive(Debug, Args)]
+pub(crate) struct HealthArgs {
+    /// Nodes to check (JSON-RPC URLs, repeatable or comma-separated). Default: the two local
+    /// HTTP ports, 8545 and 8445, skipping one that is not running.
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub rpc: Vec<String>,
+    /// A trusted node to compare block numbers with (default: each node's own number, so the
+    /// block-number check only proves the node answers).
+    #[arg(long, value_name = "URL")]
+    pub reference: Option<String>,
+    /// Most blocks a node may be behind (or ahead of) the reference.
+    #[arg(long, default_value_t = l2node_client::health::DEFAULT_MAX_LAG)]
+    pub max_lag: u64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Exit codes of `estimate` and `send`.

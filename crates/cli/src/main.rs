@@ -1,7 +1,8 @@
-//! The `l2node` binary: run a node, import a chain, estimate and send transactions.
+//! The `l2node` binary: run a node, import a chain, estimate and send transactions, check health.
 
 mod args;
 mod fees;
+mod health;
 mod logging;
 mod tx;
 
@@ -28,6 +29,7 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Import(args) => import_chain(args).map(|()| ExitCode::SUCCESS),
         Command::Estimate(args) => Ok(runtime.block_on(tx::estimate(args))),
         Command::Send(args) => Ok(runtime.block_on(tx::send(*args))),
+        Command::Health(args) => Ok(runtime.block_on(health::run(args))),
     }
 }
 

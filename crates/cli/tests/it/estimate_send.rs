@@ -325,3 +325,41 @@ fn unreachable_node_exits_2_and_a_bad_command_line_64() {
     let o = l2node(&["estimate", "--from", GASLESS, "--value", "1.5wei"]);
     assert_eq!(o.status.code(), Some(64), "{:?}", text(&o));
 }
+
+#[test]
+fn health_reports_the_three_checks_and_exits_by_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = start(dir.path());
+    // A lone dev node: in sync and answering, but without peers, so unhealthy (exit 1).
+    let out = l2node(&["health", "--rpc", &node.url, "--reference", &node.url]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("block number (max lag 2)") && stdout.contains("unhealthy"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ok false") && stdout.contains("FAIL 0"),
+        "{stdout}"
+    );
+
+    let out = l2node(&["health", "--rpc", &node.url, "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = &rows[0];
+    assert_eq!(
+        (
+            row["reachable"].as_bool(),
+            row["healthy"].as_bool(),
+            row["syncingOk"].as_bool(),
+            row["peersOk"].as_bool(),
+            row["peers"].as_u64()
+        ),
+        (Some(true), Some(false), Some(true), Some(false), Some(0)),
+        "{rows}"
+    );
+    assert_eq!(row["blockNumberOk"], true);
+
+    // Nothing answers: exit 2.
+    let out = l2node(&["health", "--rpc", "http://127.0.0.1:9"]);
+    assert_eq!(out.status.code(), Some(2), "{:?}", text(&out));
+}

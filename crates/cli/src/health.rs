@@ -1,0 +1,165 @@
+//! `l2node health`: the three health checks of the interface document against each node
+//! (block number within `--max-lag` of a reference, `eth_syncing` false, peers > 0), as a table
+//! or JSON. Exit 0 when every reachable node is healthy, 1 when one is not, 2 when none answers.
+
+use std::{io::IsTerminal, process::ExitCode, time::Duration};
+
+use l2node_client::{health, Client};
+
+use crate::args::HealthArgs;
+
+/// Default endpoints: the two HTTP ports of `l2node devnet` (the network's two client
+/// implementations' ports).
+pub(crate) const DEFAULT_TARGETS: [&str; 2] = ["http://127.0.0.1:8545", "http://127.0.0.1:8445"];
+/// How long one node may take to answer all three checks.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One row of the report.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Row {
+    url: String,
+    reachable: bool,
+    healthy: bool,
+    #[serde(flatten)]
+    health: Option<health::Health>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+async fn check_one(url: &str, reference: Option<&Client>, max_lag: u64) -> Row {
+    let result = tokio::time::timeout(CHECK_TIMEOUT, async {
+        let node = Client::connect(url).await?;
+        health::check(&node, reference, max_lag).await
+    })
+    .await;
+    match result {
+        Ok(Ok(h)) => Row {
+            url: url.into(),
+            reachable: true,
+            healthy: h.healthy(),
+            health: Some(h),
+            error: None,
+        },
+        Ok(Err(e)) => Row {
+            url: url.into(),
+            reachable: false,
+            healthy: false,
+            health: None,
+            error: Some(e.to_string()),
+        },
+        Err(_) => Row {
+            url: url.into(),
+            reachable: false,
+            healthy: false,
+            health: None,
+            error: Some("timed out".into()),
+        },
+    }
+}
+
+/// Runs `l2node health`.
+pub(crate) async fn run(args: HealthArgs) -> ExitCode {
+    let targets: Vec<String> = if args.rpc.is_empty() {
+        DEFAULT_TARGETS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.rpc.clone()
+    };
+    let reference = match &args.reference {
+        Some(url) => match Client::connect(url).await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("the reference {url} is unusable: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let mut rows = Vec::new();
+    for url in &targets {
+        rows.push(check_one(url, reference.as_ref(), args.max_lag).await);
+    }
+    // Without --rpc, a default port with nothing behind it is skipped (the devnet may run one
+    // implementation only), and said so.
+    let skipped: Vec<String> = if args.rpc.is_empty() {
+        rows.iter()
+            .filter(|r| !r.reachable)
+            .map(|r| r.url.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let reachable = rows.iter().filter(|r| r.reachable).count();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).expect("rows serialize")
+        );
+    } else {
+        print_table(&rows, &skipped, args.max_lag, args.reference.is_some());
+    }
+    if reachable == 0 {
+        ExitCode::from(2)
+    } else if rows
+        .iter()
+        .filter(|r| !skipped.contains(&r.url))
+        .all(|r| r.healthy)
+    {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, has_reference: bool) {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mark = |ok: bool| match (ok, color) {
+        (true, true) => "\x1b[32mok\x1b[0m",
+        (false, true) => "\x1b[31mFAIL\x1b[0m",
+        (true, false) => "ok",
+        (false, false) => "FAIL",
+    };
+    println!(
+        "{:<28} {:<34} {:<16} {:<10} verdict",
+        "node",
+        format!("block number (max lag {max_lag})"),
+        "eth_syncing",
+        "peers"
+    );
+    for r in rows {
+        if skipped.contains(&r.url) {
+            println!(
+                "{:<28} not running, skipped ({})",
+                r.url,
+                r.error.as_deref().unwrap_or("unreachable")
+            );
+            continue;
+        }
+        let Some(h) = &r.health else {
+            println!(
+                "{:<28} {} unreachable: {}",
+                r.url,
+                mark(false),
+                r.error.as_deref().unwrap_or("")
+            );
+            continue;
+        };
+        let reference = if has_reference {
+            format!(" vs {}", h.reference_block_number)
+        } else {
+            " (no reference)".into()
+        };
+        println!(
+            "{:<28} {:<34} {:<16} {:<10} {}",
+            r.url,
+            format!("{} {}{reference}", mark(h.block_number_ok), h.block_number),
+            format!(
+                "{} {}",
+                mark(h.syncing_ok),
+                if h.syncing_ok { "false" } else { "syncing" }
+            ),
+            format!("{} {}", mark(h.peers_ok), h.peers),
+            if h.healthy() { "healthy" } else { "unhealthy" }
+        );
+    }
+}
