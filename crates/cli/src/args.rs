@@ -297,6 +297,15 @@ pub(crate) struct RunArgs {
     /// Gas cap of eth_call and eth_estimateGas.
     #[arg(long, default_value_t = c::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Serve Prometheus metrics (GET /metrics on --metrics-host:--metrics-port).
+    #[arg(long)]
+    pub metrics_enabled: bool,
+    /// Metrics listen host.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub metrics_host: String,
+    /// Metrics listen port (Besu's 9545).
+    #[arg(long, default_value_t = c::DEFAULT_METRICS_PORT)]
+    pub metrics_port: u16,
     /// Allow the L2ADMIN namespace on a non-loopback listen address (refused at start
     /// otherwise). Only for a private network or behind an authenticating proxy.
     #[arg(long)]
@@ -441,6 +450,11 @@ impl RunArgs {
                 ..Default::default()
             },
             pool: PoolConfig::default(),
+            metrics: self
+                .metrics_enabled
+                .then(|| socket(&self.metrics_host, self.metrics_port))
+                .transpose()?
+                .map(|addr| l2node_node::metrics::MetricsConfig { addr }),
             karma: KarmaNodeConfig {
                 kill_switch_file: self.gasless_kill_switch_file,
                 slasher,

@@ -290,3 +290,8 @@ pub const KARMA_KILL_SWITCH_POLL: std::time::Duration = std::time::Duration::fro
 /// Gas limit of the sequencer's `Karma.slash` transaction: the call writes two balances and
 /// emits two events (about 40k gas); 100k leaves room for a cold start of every slot.
 pub const KARMA_SLASH_GAS_LIMIT: u64 = 100_000;
+/// How often the metric gauges (head, head age, pool sizes) are refreshed: Prometheus scrapes
+/// every 15 s by default, and a head age that is at most a second stale is exact enough.
+pub const METRICS_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
+/// Besu's metrics port.
+pub const DEFAULT_METRICS_PORT: u16 = 9545;

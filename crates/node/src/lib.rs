@@ -11,6 +11,7 @@ pub mod fees;
 pub mod import;
 pub mod karma;
 pub mod logs;
+pub mod metrics;
 pub mod miner;
 pub mod node;
 pub mod pool;

@@ -193,6 +193,7 @@ pub fn mine_one(
     if pool.status().0 == 0 && !cfg.create_empty_blocks {
         return Ok(None);
     }
+    let started = Instant::now();
     let built = build_next(chain, pool, &next)?;
     let invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
     for (hash, reason) in &built.invalid {
@@ -207,6 +208,7 @@ pub fn mine_one(
     // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
     let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
     chain.commit_built(built, cfg.vanity, &cfg.key)?;
+    crate::metrics::block_sealed(started.elapsed());
     pool.remove(&invalid);
     let state = chain.storage().state_at(None)?;
     let after = chain.next_block();

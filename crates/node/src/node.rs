@@ -8,9 +8,10 @@ use alloy_signer_local::PrivateKeySigner;
 use crate::{
     chain::{Chain, ChainError},
     chainspec::ChainSpec,
-    constants::KARMA_KILL_SWITCH_POLL,
+    constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH},
     fees::pricing::PricingInputs,
     karma::Karma,
+    metrics::{self, MetricsConfig, MetricsError},
     miner::{self, MinerConfig},
     pool::{Pool, PoolConfig, PoolError},
     rpc::{self, RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle},
@@ -38,6 +39,8 @@ pub struct NodeConfig {
     pub pool: PoolConfig,
     /// Karma operation (used on a chain with a `karma` section).
     pub karma: KarmaNodeConfig,
+    /// Prometheus metrics (`--metrics-enabled`); `None` records nothing.
+    pub metrics: Option<MetricsConfig>,
 }
 
 /// How this node operates the Karma policy.
@@ -65,6 +68,9 @@ pub enum NodeError {
     /// A server failed to bind.
     #[error("cannot start the RPC servers: {0}")]
     Rpc(#[from] RpcServerError),
+    /// The metrics exporter failed to start.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
 }
 
 /// A running node.
@@ -199,6 +205,20 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
             },
         ))
     });
+    if let Some(m) = cfg.metrics {
+        metrics::install(m)?;
+        tracing::info!(target: "l2node::node", "Prometheus metrics on http://{}/metrics", m.addr);
+        let (chain, pool) = (chain.clone(), pool.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(METRICS_REFRESH);
+            loop {
+                tick.tick().await;
+                let head = chain.head();
+                let (pending, queued) = pool.status();
+                metrics::gauges(head.header.number, head.header.timestamp, pending, queued);
+            }
+        }));
+    }
     let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
     let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server).await?;
     Ok(NodeHandle {

@@ -49,6 +49,7 @@ async fn node() -> Node {
         rpc: RpcConfig::default(),
         pool: PoolConfig::default(),
         karma: Default::default(),
+        metrics: None,
     };
     let handle = l2node_node::spawn(cfg).await.unwrap();
     let url = format!("http://{}", handle.rpc.http_addr.unwrap());

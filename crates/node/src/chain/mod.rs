@@ -258,6 +258,7 @@ impl Chain {
     /// computed root matches the header.
     pub fn import(&self, block: Block<TxEnvelope>) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
+        let started = std::time::Instant::now();
         let number = block.header.number;
         let parent = self.head();
         check(number, "parent hash", block.header.parent_hash, parent.hash)?;
@@ -300,7 +301,7 @@ impl Chain {
             ommers: block.body.ommers,
             withdrawals: block.body.withdrawals,
         };
-        self.commit(number, &out.changes, |root| {
+        let hash = self.commit(number, &out.changes, |root| {
             check(number, "state root", header.state_root, root)?;
             Ok(BlockToStore {
                 header,
@@ -309,7 +310,9 @@ impl Chain {
                 receipts: out.receipts,
                 karma: Default::default(),
             })
-        })
+        })?;
+        crate::metrics::block_imported(started.elapsed());
+        Ok(hash)
     }
 
     /// Commits a block the local miner built: fills the state root, seals, writes, announces.

@@ -353,6 +353,7 @@ impl Pool {
                 if let (Some(old), Some(report)) = (&replaced, &self.double_signals) {
                     if !k.ledger().classify(old.tx.inner(), ctx.base_fee).0 {
                         let _ = report.send(sender);
+                        crate::metrics::karma_admission("refused");
                         return Err(PoolError::Karma(KarmaError::DoubleSignal {
                             sender,
                             nonce,
@@ -363,8 +364,12 @@ impl Pool {
                 let pending = own.map_or(0, |s| {
                     Self::gasless_units(k, s.txs.iter(), Some(nonce), ctx.base_fee)
                 });
-                k.admit_units(status, pending, false, *units)?;
+                if let Err(e) = k.admit_units(status, pending, false, *units) {
+                    crate::metrics::karma_admission("refused");
+                    return Err(e.into());
+                }
             }
+            crate::metrics::karma_admission(if *premium { "premium" } else { "gasless" });
         }
         if let Some(old) = &replaced {
             if !self.bump_ok(old, &pooled) {

@@ -260,7 +260,9 @@ where
             match refusal {
                 Some(rp) => rp,
                 None => {
+                    let started = std::time::Instant::now();
                     let rp = rewrite_oversized(inner.call(req).await, limit);
+                    crate::metrics::rpc_call(&method, started.elapsed());
                     name_bad_param(rp, &method, params.as_deref().map(|p| p.get()))
                 }
             }

@@ -49,6 +49,7 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         rpc: RpcConfig::default(),
         pool: PoolConfig::default(),
         karma: Default::default(),
+        metrics: None,
     }
 }
 

@@ -147,3 +147,47 @@ async fn block_sized_transactions_of_one_sender_do_not_delay_others() {
         "transfer in block {honest}, big ones in {big_blocks:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_endpoint_serves_prometheus_text() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A free port for the exporter (it binds by address, not through a listener we hand it).
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let node = TestNode::start_with(|c| {
+        c.metrics = Some(l2node_node::metrics::MetricsConfig { addr });
+    })
+    .await;
+    let hash: B256 = node
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(0), 0, Address::repeat_byte(0x45), 1)],
+        )
+        .await;
+    node.wait_receipt(hash).await;
+    tokio::time::sleep(l2node_node::constants::METRICS_REFRESH * 2).await;
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).await.unwrap();
+    // The recorder is global to the test process: counters also count other tests' nodes.
+    let value = |series: &str| -> f64 {
+        body.lines()
+            .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("{series} missing from:\n{body}"))
+    };
+    assert_eq!(value("l2node_head_number "), 1.0);
+    assert_eq!(value("l2node_peers "), 0.0);
+    assert_eq!(value("l2node_pool_transactions{state=\"pending\"} "), 0.0);
+    assert!(value("l2node_head_age_seconds ") >= 0.0);
+    assert!(value("l2node_blocks_sealed_total ") >= 1.0);
+    assert!(value("l2node_rpc_requests_total{method=\"eth_sendRawTransaction\"} ") >= 1.0);
+    assert!(value("l2node_karma_admissions_total{outcome=\"gasless\"} ") >= 1.0);
+    assert!(body.contains(
+        "l2node_rpc_request_duration_seconds_bucket{method=\"eth_sendRawTransaction\",le="
+    ));
+}

@@ -1,0 +1,114 @@
+//! Prometheus metrics (`--metrics-enabled`, Besu's port 9545): the names, and the one place
+//! that records them. Recording through the `metrics` facade costs nothing until an exporter is
+//! installed ([`install`]); the node's wiring then also refreshes the gauges every second.
+
+use std::{net::SocketAddr, time::Duration};
+
+/// Head block number.
+pub const HEAD_NUMBER: &str = "l2node_head_number";
+/// Seconds since the head block's timestamp.
+pub const HEAD_AGE: &str = "l2node_head_age_seconds";
+/// Connected peers.
+pub const PEERS: &str = "l2node_peers";
+/// Blocks behind the highest block peers announced.
+pub const SYNC_LAG: &str = "l2node_sync_lag_blocks";
+/// Pool transactions, label `state` = `pending` | `queued`.
+pub const POOL_TXS: &str = "l2node_pool_transactions";
+/// JSON-RPC calls, label `method` (unknown names count as `other`).
+pub const RPC_REQUESTS: &str = "l2node_rpc_requests_total";
+/// JSON-RPC call latency, label `method`.
+pub const RPC_LATENCY: &str = "l2node_rpc_request_duration_seconds";
+/// Blocks sealed by this sequencer.
+pub const BLOCKS_SEALED: &str = "l2node_blocks_sealed_total";
+/// Time to build, seal and commit a block.
+pub const BLOCK_SEAL_TIME: &str = "l2node_block_seal_duration_seconds";
+/// Blocks imported (from a file or peers).
+pub const BLOCKS_IMPORTED: &str = "l2node_blocks_imported_total";
+/// Time to verify, execute and commit an imported block.
+pub const BLOCK_IMPORT_TIME: &str = "l2node_block_import_duration_seconds";
+/// Karma admissions, label `outcome` = `gasless` | `premium` | `refused`.
+pub const KARMA_ADMISSIONS: &str = "l2node_karma_admissions_total";
+
+/// Latency buckets (seconds) of the histograms: 100 µs to 10 s.
+const BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+/// Where the metrics are served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricsConfig {
+    /// The scrape endpoint's address (`--metrics-host`, `--metrics-port`).
+    pub addr: SocketAddr,
+}
+
+/// The exporter could not start.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot serve metrics on {addr}: {reason} (pick another --metrics-port, or one process per node)")]
+pub struct MetricsError {
+    /// The configured address.
+    pub addr: SocketAddr,
+    /// What failed.
+    pub reason: String,
+}
+
+/// Installs the Prometheus exporter, serving `GET /metrics` (any path) on `cfg.addr`. One per
+/// process: the `metrics` recorder is global.
+pub fn install(cfg: MetricsConfig) -> Result<(), MetricsError> {
+    let err = |e: &dyn std::fmt::Display| MetricsError {
+        addr: cfg.addr,
+        reason: e.to_string(),
+    };
+    // Bind first, for a clear error when the port is taken (the exporter binds in the
+    // background and only logs).
+    std::net::TcpListener::bind(cfg.addr).map_err(|e| err(&e))?;
+    metrics_exporter_prometheus::PrometheusBuilder::new()
+        .with_http_listener(cfg.addr)
+        .set_buckets(BUCKETS)
+        .map_err(|e| err(&e))?
+        .install()
+        .map_err(|e| err(&e))
+}
+
+/// One JSON-RPC call of `method` that took `elapsed`.
+pub fn rpc_call(method: &str, elapsed: Duration) {
+    let method = if l2node_api::find_method(method).is_some() {
+        method.to_owned()
+    } else {
+        "other".to_owned()
+    };
+    ::metrics::counter!(RPC_REQUESTS, "method" => method.clone()).increment(1);
+    ::metrics::histogram!(RPC_LATENCY, "method" => method).record(elapsed.as_secs_f64());
+}
+
+/// A block sealed in `elapsed`.
+pub fn block_sealed(elapsed: Duration) {
+    ::metrics::counter!(BLOCKS_SEALED).increment(1);
+    ::metrics::histogram!(BLOCK_SEAL_TIME).record(elapsed.as_secs_f64());
+}
+
+/// A block imported in `elapsed`.
+pub fn block_imported(elapsed: Duration) {
+    ::metrics::counter!(BLOCKS_IMPORTED).increment(1);
+    ::metrics::histogram!(BLOCK_IMPORT_TIME).record(elapsed.as_secs_f64());
+}
+
+/// A Karma admission decision: `gasless`, `premium` or `refused`.
+pub fn karma_admission(outcome: &'static str) {
+    ::metrics::counter!(KARMA_ADMISSIONS, "outcome" => outcome).increment(1);
+}
+
+/// The gauges, refreshed by the node every second.
+pub fn gauges(head_number: u64, head_timestamp: u64, pending: usize, queued: usize) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    ::metrics::gauge!(HEAD_NUMBER).set(head_number as f64);
+    ::metrics::gauge!(HEAD_AGE).set(now.saturating_sub(head_timestamp) as f64);
+    ::metrics::gauge!(POOL_TXS, "state" => "pending").set(pending as f64);
+    ::metrics::gauge!(POOL_TXS, "state" => "queued").set(queued as f64);
+    // No peer-to-peer layer yet: a node has no peers and follows nobody.
+    ::metrics::gauge!(PEERS).set(0.0);
+    ::metrics::gauge!(SYNC_LAG).set(0.0);
+}
