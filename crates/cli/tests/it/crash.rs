@@ -1,10 +1,6 @@
 //! `kill -9` in the middle of a transaction flood loses nothing the node acknowledged.
 
-use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use alloy_consensus::TxEip1559;
 use alloy_eips::eip2718::Encodable2718;
@@ -17,58 +13,25 @@ use jsonrpsee::{
 };
 use l2node_node::{constants::DEV_CHAIN_ID, dev::dev_accounts};
 
+use crate::common;
+
 /// Senders used in parallel (dev accounts 0..SENDERS).
 const SENDERS: usize = 4;
 /// Transfers per sender; the node is killed after about half of them.
 const PER_SENDER: u64 = 250;
 
 struct Node {
-    child: Child,
+    node: common::Node,
     http: HttpClient,
 }
 
 fn start(dir: &std::path::Path) -> Node {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
-        .args([
-            "run",
-            "--dev",
-            "--block-time",
-            "0",
-            "--rpc-http-port",
-            "0",
-            "--rpc-ws-enabled",
-            "false",
-        ])
-        .arg("--data-path")
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start l2node");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(i) = line.find("http://") {
-                    let url: String = line[i..].split_whitespace().next().unwrap().to_string();
-                    let _ = tx.send(url);
-                    sent = true;
-                }
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("node printed its HTTP address");
-    Node {
-        child,
-        http: HttpClientBuilder::default()
-            .request_timeout(Duration::from_secs(30))
-            .build(url)
-            .unwrap(),
-    }
+    let node = common::start(dir);
+    let http = HttpClientBuilder::default()
+        .request_timeout(Duration::from_secs(30))
+        .build(&node.url)
+        .unwrap();
+    Node { node, http }
 }
 
 fn transfer(key: &PrivateKeySigner, nonce: u64) -> Bytes {
@@ -121,10 +84,10 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
             }
         }
     }
-    node.child.kill().unwrap(); // SIGKILL
-    node.child.wait().unwrap();
+    node.node.child.kill().unwrap(); // SIGKILL
+    node.node.child.wait().unwrap();
 
-    let mut node = start(dir.path());
+    let node = start(dir.path());
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut missing = acknowledged.clone();
     while !missing.is_empty() && Instant::now() < deadline {
@@ -157,8 +120,7 @@ async fn kill_9_during_flood_loses_no_acknowledged_transaction() {
             .unwrap();
         ledger.push(s);
     }
-    node.child.kill().unwrap();
-    node.child.wait().unwrap();
+    drop(node);
     assert!(
         missing.is_empty(),
         "{} acknowledged transactions were lost, e.g. {}",

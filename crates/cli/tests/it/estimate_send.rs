@@ -2,14 +2,12 @@
 //! text and JSON, sends from a gasless and a premium sender (key and keystore), and the exit
 //! codes for an unreachable node, a missing confirmation and a bad command line.
 
-use std::{
-    io::{BufRead, BufReader},
-    process::{Child, Command, Output, Stdio},
-    time::Duration,
-};
+use std::process::{Command, Output, Stdio};
 
 use alloy_signer_local::PrivateKeySigner;
 use serde_json::Value;
+
+use crate::common::start;
 
 /// Dev account 0: legendary Karma tier, gasless.
 const GASLESS: &str = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -22,57 +20,6 @@ const KEYSTORE_KEY: &str = "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0
 const TO: &str = "0x0000000000000000000000000000000000000001";
 /// The premium threshold: 12 gwei.
 const PREMIUM_TIP: u128 = 12_000_000_000;
-
-/// A dev node, killed on drop.
-struct Node {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &std::path::Path) -> Node {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
-        .args([
-            "run",
-            "--dev",
-            "--block-time",
-            "0",
-            "--rpc-http-port",
-            "0",
-            "--rpc-ws-enabled",
-            "false",
-        ])
-        .arg("--data-path")
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start l2node");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(i) = line.find("http://") {
-                    let url: String = line[i..].split_whitespace().next().unwrap().to_string();
-                    let _ = tx.send(url);
-                    sent = true;
-                }
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("node printed its HTTP address");
-    Node { child, url }
-}
 
 /// Runs `l2node ARGS` with stdin, stdout and stderr not terminals.
 fn l2node(args: &[&str]) -> Output {

@@ -277,20 +277,8 @@ impl Karma {
         })
     }
 
-    /// Admission of `tx` (at `base_fee`) from a sender in `status` that already has
-    /// `pending_units` gasless units in the pool.
-    pub fn admit(
-        &self,
-        status: &SenderStatus,
-        pending_units: u64,
-        tx: &TxEnvelope,
-        base_fee: u64,
-    ) -> Result<(), KarmaError> {
-        let (premium, units) = self.ledger.classify(tx, base_fee);
-        self.admit_units(status, pending_units, premium, units)
-    }
-
-    /// [`Karma::admit`] for a transaction already classified.
+    /// Admission of a transaction (premium or not, using `units` quota units) from a sender in
+    /// `status` that already has `pending_units` gasless units in the pool.
     pub fn admit_units(
         &self,
         status: &SenderStatus,

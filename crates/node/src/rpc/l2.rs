@@ -198,29 +198,22 @@ impl L2ApiServer for EthRpc {
         let (chain, pool) = (self.chain.clone(), self.pool.clone());
         let status = self
             .bounded(move || {
-                if latest {
-                    // What the next transaction would meet: the next block, pending included.
+                // latest / pending: what the next transaction would meet (the next block, pool
+                // included); an older block: as of that block, in its epoch.
+                let (timestamp, pending) = if latest {
                     let next = chain.next_block();
-                    let status = karma.status_next(
-                        &state,
-                        header.number,
-                        next.parent.hash,
-                        next.timestamp,
-                        address,
-                    )?;
-                    let pending = pool.pending_units(&address, next.base_fee);
-                    Ok(karma_status(&karma, &status, pending))
+                    (next.timestamp, pool.pending_units(&address, next.base_fee))
                 } else {
-                    // As of that block, in that block's epoch.
-                    let status = karma.status_next(
-                        &state,
-                        header.number,
-                        header.hash_slow(),
-                        header.timestamp,
-                        address,
-                    )?;
-                    Ok(karma_status(&karma, &status, 0))
-                }
+                    (header.timestamp, 0)
+                };
+                let status = karma.status_next(
+                    &state,
+                    header.number,
+                    header.hash_slow(),
+                    timestamp,
+                    address,
+                )?;
+                Ok(karma_status(&karma, &status, pending))
             })
             .await?;
         Ok(status)
