@@ -14,7 +14,11 @@ use crate::{
     metrics::{self, MetricsConfig, MetricsError},
     miner::{self, MinerConfig},
     pool::{Pool, PoolConfig, PoolError},
-    rpc::{self, RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle},
+    rpc::{
+        self,
+        http_layer::{ProbeSource, ProbeStatus},
+        RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle,
+    },
     storage::{Storage, StorageError},
 };
 
@@ -220,7 +224,16 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         }));
     }
     let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
-    let rpc = rpc::start_rpc_servers(module, &cfg.rpc_server).await?;
+    let mut server_cfg = cfg.rpc_server.clone();
+    // No peer-to-peer layer yet: a node has no peers and follows nobody, so it is never
+    // behind; `/readiness` with Besu's default `minPeers=1` answers DOWN, which is the truth.
+    server_cfg.probes.get_or_insert_with(|| {
+        ProbeSource(Arc::new(|| ProbeStatus {
+            peers: 0,
+            blocks_behind: 0,
+        }))
+    });
+    let rpc = rpc::start_rpc_servers(module, &server_cfg).await?;
     Ok(NodeHandle {
         chain,
         pool,

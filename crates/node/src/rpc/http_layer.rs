@@ -53,7 +53,41 @@ struct Settings {
     origins: Option<Vec<String>>,
     /// HTTP: the dashboard page served to browsers at `GET /` (see `rpc/dashboard.rs`).
     dashboard: Option<String>,
+    /// HTTP: where `GET /readiness` reads the node's status.
+    probes: Option<ProbeSource>,
 }
+
+/// What Besu's `/readiness` probe looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeStatus {
+    /// Connected peers.
+    pub peers: u64,
+    /// Blocks behind the best block peers announced.
+    pub blocks_behind: u64,
+}
+
+/// The node's status for the readiness probe, read on each probe.
+#[derive(Clone)]
+pub struct ProbeSource(pub Arc<dyn Fn() -> ProbeStatus + Send + Sync>);
+
+impl std::fmt::Debug for ProbeSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProbeSource")
+    }
+}
+
+impl PartialEq for ProbeSource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ProbeSource {}
+
+/// Besu's readiness defaults: at least one peer, at most two blocks behind.
+const READINESS_MIN_PEERS: u64 = 1;
+/// See [`READINESS_MIN_PEERS`].
+const READINESS_MAX_BLOCKS_BEHIND: u64 = 2;
 
 /// `tower::Layer` installing [`HttpWire`].
 #[derive(Debug, Clone)]
@@ -92,8 +126,17 @@ impl HttpWireLayer {
                 host_allowlist,
                 origins,
                 dashboard: None,
+                probes: None,
             }),
         }
+    }
+
+    /// Serves Besu's `GET /liveness` and, with a status source, `GET /readiness`
+    /// (`?minPeers=N&maxBlocksBehind=M`): 200 or 503 with a JSON body, for Kubernetes or load
+    /// balancer probes.
+    pub fn with_probes(mut self, source: Option<ProbeSource>) -> Self {
+        Arc::make_mut(&mut self.settings).probes = source;
+        self
     }
 
     /// Serves the dashboard at `GET /` to browsers (`Accept: text/html`), pointing its live
@@ -209,6 +252,16 @@ where
                     ));
                 }
                 preflight(req.headers())
+            }
+            Method::GET | Method::HEAD
+                if settings.transport == Transport::Http && req.uri().path() == "/liveness" =>
+            {
+                json(StatusCode::OK, r#"{"status":"UP"}"#.into())
+            }
+            Method::GET | Method::HEAD
+                if settings.transport == Transport::Http && req.uri().path() == "/readiness" =>
+            {
+                readiness(settings.probes.as_ref(), req.uri().query())
             }
             Method::GET | Method::HEAD if req.uri().path() == "/" => match &settings.dashboard {
                 Some(page) if super::dashboard::wants_html(req.headers()) => html(page),
@@ -597,6 +650,52 @@ fn html(page: &str) -> HttpResponse {
         ),
     );
     rp
+}
+
+/// Besu's readiness answer: UP (200) when the node has at least `minPeers` peers and is at
+/// most `maxBlocksBehind` blocks behind, else DOWN (503); a bad query is 400.
+fn readiness(source: Option<&ProbeSource>, query: Option<&str>) -> HttpResponse {
+    let mut min_peers = READINESS_MIN_PEERS;
+    let mut max_behind = READINESS_MAX_BLOCKS_BEHIND;
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let target = match key {
+            "minPeers" => &mut min_peers,
+            "maxBlocksBehind" => &mut max_behind,
+            _ => continue,
+        };
+        match value.parse() {
+            Ok(v) => *target = v,
+            Err(_) => {
+                let body = serde_json::json!({"status": "DOWN", "error": format!("{key} must be a non-negative integer, got {value:?}")});
+                return json(StatusCode::BAD_REQUEST, body.to_string());
+            }
+        }
+    }
+    let status = source.map(|s| (s.0)()).unwrap_or(ProbeStatus {
+        peers: 0,
+        blocks_behind: 0,
+    });
+    let peers_ok = status.peers >= min_peers;
+    let in_sync = status.blocks_behind <= max_behind;
+    let up = peers_ok && in_sync;
+    let body = serde_json::json!({
+        "status": if up { "UP" } else { "DOWN" },
+        "checks": {
+            "peers": {"status": if peers_ok { "UP" } else { "DOWN" }, "peers": status.peers, "minPeers": min_peers},
+            "sync": {"status": if in_sync { "UP" } else { "DOWN" }, "blocksBehind": status.blocks_behind, "maxBlocksBehind": max_behind},
+        },
+    });
+    let code = if up {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    json(code, body.to_string())
 }
 
 fn json(status: StatusCode, body: String) -> HttpResponse {

@@ -21,7 +21,10 @@ use tower::layer::util::Identity;
 
 use super::accept::{self, ConnectionLimits};
 use super::middleware::{Transport, WireRulesLayer};
-use super::{http_layer::HttpWireLayer, Namespace};
+use super::{
+    http_layer::{HttpWireLayer, ProbeSource},
+    Namespace,
+};
 use crate::constants::{
     DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
     DEFAULT_RPC_MAX_BATCH_SIZE, DEFAULT_RPC_MAX_CONNECTIONS, DEFAULT_RPC_MAX_REQUEST_BODY,
@@ -75,6 +78,8 @@ pub struct RpcServerConfig {
     /// Browser origins allowed to open a WebSocket (`[scheme://]host[:port]`; a part left out
     /// matches any); requests without `Origin` are always allowed; `"*"` = all.
     pub ws_origins: Vec<String>,
+    /// Where `GET /readiness` reads peers and sync lag (`None`: 0 peers, not behind).
+    pub probes: Option<ProbeSource>,
     /// Serve `l2admin` on a server bound to a non-loopback address
     /// (`--rpc-l2admin-allow-remote`); without it such a configuration is refused at start.
     pub l2admin_allow_remote: bool,
@@ -113,6 +118,7 @@ impl Default for RpcServerConfig {
                 .map(|o| o.to_string())
                 .collect(),
             l2admin_allow_remote: false,
+            probes: None,
         }
     }
 }
@@ -302,7 +308,8 @@ pub async fn start_rpc_servers(
             &cfg.host_allowlist,
             &cfg.cors_origins,
         )
-        .with_dashboard(ws.as_ref().map(|(addr, _)| addr.port()));
+        .with_dashboard(ws.as_ref().map(|(addr, _)| addr.port()))
+        .with_probes(cfg.probes.clone());
         let service = ServerBuilder::with_config(server_cfg)
             .set_rpc_middleware(rpc)
             .to_service_builder();
