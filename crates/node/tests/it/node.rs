@@ -191,3 +191,41 @@ async fn metrics_endpoint_serves_prometheus_text() {
         "l2node_rpc_request_duration_seconds_bucket{method=\"eth_sendRawTransaction\",le="
     ));
 }
+
+#[test]
+fn grafana_dashboard_queries_only_metrics_the_node_exports() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/grafana/l2node.json"
+    );
+    let dash: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let exported = [
+        l2node_node::metrics::HEAD_NUMBER,
+        l2node_node::metrics::HEAD_AGE,
+        l2node_node::metrics::PEERS,
+        l2node_node::metrics::SYNC_LAG,
+        l2node_node::metrics::POOL_TXS,
+        l2node_node::metrics::RPC_REQUESTS,
+        l2node_node::metrics::RPC_LATENCY,
+        l2node_node::metrics::BLOCKS_SEALED,
+        l2node_node::metrics::BLOCK_SEAL_TIME,
+        l2node_node::metrics::BLOCKS_IMPORTED,
+        l2node_node::metrics::BLOCK_IMPORT_TIME,
+        l2node_node::metrics::KARMA_ADMISSIONS,
+    ];
+    for panel in dash["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            let names: Vec<&str> = expr
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("l2node_"))
+                .collect();
+            assert!(!names.is_empty(), "{expr}");
+            for name in names {
+                let base = name.trim_end_matches("_bucket");
+                assert!(exported.contains(&base), "{expr}: {name} is not exported");
+            }
+        }
+    }
+}
