@@ -175,7 +175,7 @@ declare_api! {
     /// The `eth_subscribe` pub/sub API (WebSocket only).
     #[table(ETH_PUBSUB_METHODS, server = EthPubSubApiServer)]
     pub trait EthPubSubApi {
-        /// `newHeads`, `logs` (with a filter object) or `newPendingTransactions`.
+        /// `newHeads`, `logs` (with a filter object), `newPendingTransactions` or `syncing`.
         #[subscription(
             name = "eth_subscribe" => "eth_subscription",
             unsubscribe = "eth_unsubscribe",
@@ -253,6 +253,17 @@ declare_api! {
         /// is now enabled.
         #[method(name = "l2admin_setKillSwitch")]
         async fn set_kill_switch(&self, on: bool) -> RpcResult<bool>;
+    }
+
+    /// The `admin_` namespace: the peer-to-peer layer, for operators (off by default).
+    #[table(ADMIN_METHODS, server = AdminApiServer)]
+    pub trait AdminApi {
+        /// Connected peers.
+        #[method(name = "admin_peers")]
+        fn peers(&self) -> RpcResult<Vec<AdminPeer>>;
+        /// This node: its id, listen addresses and chain.
+        #[method(name = "admin_nodeInfo")]
+        fn node_info(&self) -> RpcResult<AdminNodeInfo>;
     }
 
     /// The `txpool_` namespace.

@@ -123,3 +123,54 @@ pub struct KarmaStatus {
     /// `gasless` or `premium`.
     pub fee_state: FeeState,
 }
+
+/// One entry of `admin_peers`, in geth's shape (`enode` is the peer's libp2p multiaddr: l2node
+/// peers over libp2p, not devp2p).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdminPeer {
+    /// The peer's address with its id (`/ip4/../tcp/../p2p/<id>`).
+    pub enode: String,
+    /// libp2p peer id.
+    pub id: String,
+    /// The peer's agent (`l2node/0.1.0`), empty before identify answered.
+    pub name: String,
+    /// The protocols the peer announced.
+    pub caps: Vec<String>,
+    /// The connection.
+    pub network: AdminPeerNetwork,
+    /// Per-protocol state: `l2node.head` is the peer's head number, when known.
+    pub protocols: serde_json::Value,
+}
+
+/// The connection of an [`AdminPeer`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminPeerNetwork {
+    /// Our side.
+    pub local_address: String,
+    /// Their side.
+    pub remote_address: String,
+    /// Whether they dialled us.
+    pub inbound: bool,
+    /// Always false: l2node has no trusted-peer list.
+    pub trusted: bool,
+    /// Whether the peer is one of our `--bootnodes` (kept connected).
+    #[serde(rename = "static")]
+    pub is_static: bool,
+}
+
+/// `admin_nodeInfo`, in geth's shape.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminNodeInfo {
+    /// This node's address other nodes can put in `--bootnodes`; empty without peer-to-peer.
+    pub enode: String,
+    /// libp2p peer id.
+    pub id: String,
+    /// Client name and version.
+    pub name: String,
+    /// Every listen address.
+    pub listen_addr: Vec<String>,
+    /// Per-protocol state: `l2node.{network, genesis, head, headNumber, syncing}`.
+    pub protocols: serde_json::Value,
+}

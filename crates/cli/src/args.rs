@@ -9,6 +9,7 @@ use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use l2node_node::{
     chainspec::ChainSpec,
     constants as c, dev,
+    p2p::P2pConfig,
     pool::PoolConfig,
     rpc::{Namespace, RpcConfig, RpcServerConfig},
     KarmaNodeConfig, NodeConfig,
@@ -51,6 +52,58 @@ pub(crate) enum Command {
     /// Health of nodes: block number within --max-lag of a reference, eth_syncing false,
     /// net_peerCount > 0. Exit 0 healthy, 1 unhealthy, 2 unreachable.
     Health(HealthArgs),
+    /// A dev sequencer (HTTP 8545, WS 8546) and a follower (HTTP 8445, WS 8446), peered, in
+    /// one process; Ctrl-C stops both.
+    Devnet(DevnetArgs),
+}
+
+/// Arguments of `l2node devnet`.
+#[derive(Debug, Args)]
+pub(crate) struct DevnetArgs {
+    /// Data directory: the sequencer's chain in DIR/sequencer, the follower's in DIR/follower.
+    #[arg(long, value_name = "DIR", default_value = "l2node-data/devnet")]
+    pub data_path: PathBuf,
+    /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
+    #[arg(long, default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
+    pub block_time: u64,
+    /// Seal blocks even when there is no transaction.
+    #[arg(long)]
+    pub create_empty_blocks: bool,
+    /// The sequencer's peer-to-peer port (on 127.0.0.1); the follower takes the next one.
+    #[arg(long, default_value_t = c::DEFAULT_P2P_PORT)]
+    pub p2p_port: u16,
+}
+
+impl DevnetArgs {
+    /// The `run` arguments of one of the two nodes: HTTP and WS ports, and extra flags.
+    pub(crate) fn node(
+        &self,
+        role: &str,
+        (http, ws, p2p): (u16, u16, u16),
+        extra: &[&str],
+    ) -> anyhow::Result<NodeConfig> {
+        let dir = self.data_path.join(role);
+        let mut argv: Vec<String> = ["l2node", "run", "--dev", "--p2p-host", "127.0.0.1"]
+            .map(String::from)
+            .into();
+        for (flag, value) in [
+            ("--data-path", dir.display().to_string()),
+            ("--rpc-http-port", http.to_string()),
+            ("--rpc-ws-port", ws.to_string()),
+            ("--p2p-port", p2p.to_string()),
+            ("--block-time", self.block_time.to_string()),
+        ] {
+            argv.extend([flag.to_owned(), value]);
+        }
+        if self.create_empty_blocks {
+            argv.push("--create-empty-blocks".into());
+        }
+        argv.extend(extra.iter().map(|s| s.to_string()));
+        match Cli::try_parse_from(argv)?.command {
+            Command::Run(r) => r.into_config(),
+            _ => unreachable!("parsed a run command"),
+        }
+    }
 }
 
 /// Arguments of `l2node health`.
@@ -231,6 +284,10 @@ pub(crate) struct RunArgs {
         hide_env_values = true
     )]
     pub signer_key: Option<String>,
+    /// Never seal, even with --dev or a --signer-key: follow the chain from peers (give
+    /// --bootnodes).
+    #[arg(long)]
+    pub follower: bool,
     /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
     #[arg(long, default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
     pub block_time: u64,
@@ -297,6 +354,22 @@ pub(crate) struct RunArgs {
     /// Gas cap of eth_call and eth_estimateGas.
     #[arg(long, default_value_t = c::DEFAULT_RPC_GAS_CAP)]
     pub rpc_gas_cap: u64,
+    /// Connect to peers over libp2p (gossip of blocks and transactions, block sync).
+    #[arg(long, action = ArgAction::Set, default_value_t = true, num_args = 0..=1, default_missing_value = "true")]
+    pub p2p_enabled: bool,
+    /// Peer-to-peer listen host.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub p2p_host: std::net::IpAddr,
+    /// Peer-to-peer listen port (TCP; 0 picks a free one).
+    #[arg(long, default_value_t = c::DEFAULT_P2P_PORT)]
+    pub p2p_port: u16,
+    /// Peers to connect to and keep connected, as libp2p multiaddrs
+    /// (`/ip4/127.0.0.1/tcp/30303/p2p/<peer id>`, printed by a node at start), comma-separated.
+    #[arg(long, value_name = "MULTIADDR", value_delimiter = ',')]
+    pub bootnodes: Vec<l2node_node::p2p::Multiaddr>,
+    /// Most connected peers.
+    #[arg(long, default_value_t = c::DEFAULT_MAX_PEERS)]
+    pub max_peers: u32,
     /// Serve Prometheus metrics (GET /metrics on --metrics-host:--metrics-port).
     #[arg(long)]
     pub metrics_enabled: bool,
@@ -346,7 +419,12 @@ impl Cli {
         // Insert the file's options right after the subcommand so command-line flags override.
         let sub = argv
             .iter()
-            .position(|a| matches!(a.as_str(), "run" | "import" | "estimate" | "send"))
+            .position(|a| {
+                matches!(
+                    a.as_str(),
+                    "run" | "import" | "estimate" | "send" | "health" | "devnet"
+                )
+            })
             .unwrap_or(argv.len());
         let mut merged: Vec<String> = argv[..=sub.min(argv.len() - 1)].to_vec();
         for (key, value) in table {
@@ -402,6 +480,7 @@ impl RunArgs {
             (spec, PathBuf::from("l2node-data"), None)
         };
         let signer = match &self.signer_key {
+            _ if self.follower => None,
             Some(hex) => Some(
                 hex.trim()
                     .parse()
@@ -418,8 +497,17 @@ impl RunArgs {
             None if self.dev => Some(dev::dev_sequencer()),
             None => None,
         };
+        let data_dir = self.data_path.unwrap_or(default_dir);
         Ok(NodeConfig {
-            data_dir: self.data_path.unwrap_or(default_dir),
+            p2p: self.p2p_enabled.then(|| P2pConfig {
+                host: self.p2p_host,
+                port: self.p2p_port,
+                bootnodes: self.bootnodes,
+                max_peers: self.max_peers,
+                key_path: l2node_node::node::p2p_key_path(&data_dir),
+                sequencer: signer.is_some(),
+            }),
+            data_dir,
             spec: Arc::new(spec),
             signer,
             block_time: Duration::from_secs(self.block_time),

@@ -11,7 +11,7 @@ use std::{process::ExitCode, sync::Arc, time::Instant};
 use anyhow::Context;
 use l2node_node::{chainspec::ChainSpec, dev, import};
 
-use args::{Cli, Command, ImportArgs, RunArgs};
+use args::{Cli, Command, DevnetArgs, ImportArgs, RunArgs};
 
 /// mimalloc instead of glibc malloc: the RPC path allocates many small short-lived buffers
 /// (JSON, EVM frames) across threads, where glibc's per-thread arenas cost ~10% of a request.
@@ -30,7 +30,54 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Estimate(args) => Ok(runtime.block_on(tx::estimate(args))),
         Command::Send(args) => Ok(runtime.block_on(tx::send(*args))),
         Command::Health(args) => Ok(runtime.block_on(health::run(args))),
+        Command::Devnet(args) => runtime.block_on(devnet(args)).map(|()| ExitCode::SUCCESS),
     }
+}
+
+/// The HTTP, WS and peer-to-peer ports of the devnet's sequencer and follower.
+const DEVNET_SEQUENCER: (u16, u16) = (8545, 8546);
+const DEVNET_FOLLOWER: (u16, u16) = (8445, 8446);
+
+async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
+    let (http, ws) = DEVNET_SEQUENCER;
+    let cfg = args.node("sequencer", (http, ws, args.p2p_port), &[])?;
+    print_dev_banner(&cfg);
+    let sequencer = l2node_node::spawn(cfg)
+        .await
+        .context("starting the sequencer")?;
+    let bootnode = sequencer
+        .p2p
+        .as_ref()
+        .context("the sequencer runs peer-to-peer")?
+        .local_addr()
+        .to_string();
+    let (http, ws) = DEVNET_FOLLOWER;
+    let cfg = args.node(
+        "follower",
+        (http, ws, args.p2p_port.wrapping_add(1)),
+        &["--follower", "--bootnodes", &bootnode],
+    )?;
+    let follower = l2node_node::spawn(cfg)
+        .await
+        .context("starting the follower")?;
+    for (role, node) in [("sequencer", &sequencer), ("follower", &follower)] {
+        let p2p = node.p2p.as_ref().map(|p| p.local_addr().to_string());
+        println!(
+            "  {role:<9}  http://{}  ws://{}  p2p {}",
+            node.rpc
+                .http_addr
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            node.rpc.ws_addr.map(|a| a.to_string()).unwrap_or_default(),
+            p2p.unwrap_or_default()
+        );
+    }
+    println!("  data: {} (Ctrl-C stops both)", args.data_path.display());
+    shutdown_signal().await;
+    tracing::info!(target: "l2node", "shutting down");
+    follower.stop().await;
+    sequencer.stop().await;
+    Ok(())
 }
 
 async fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -44,6 +91,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     if let Some(a) = handle.rpc.ws_addr {
         tracing::info!(target: "l2node", "WebSocket JSON-RPC on ws://{a}");
+    }
+    if let Some(p) = &handle.p2p {
+        tracing::info!(target: "l2node", "peer-to-peer on {} (use it in other nodes' --bootnodes)", p.local_addr());
     }
     shutdown_signal().await;
     tracing::info!(target: "l2node", "shutting down");

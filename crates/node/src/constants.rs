@@ -295,3 +295,28 @@ pub const KARMA_SLASH_GAS_LIMIT: u64 = 100_000;
 pub const METRICS_REFRESH: std::time::Duration = std::time::Duration::from_secs(1);
 /// Besu's metrics port.
 pub const DEFAULT_METRICS_PORT: u16 = 9545;
+
+/// The libp2p port, the one geth and Besu use for devp2p (a node runs one or the other).
+pub const DEFAULT_P2P_PORT: u16 = 30303;
+/// Default `--max-peers`: a follower needs one sequencer, a sequencer serves a handful of
+/// followers; 25 is geth's light-server default and keeps per-peer gossip cheap.
+pub const DEFAULT_MAX_PEERS: u32 = 25;
+/// Most blocks in one sync response: an empty block is ~600 bytes, so 512 of them are ~300 KB,
+/// large enough that a round trip on loopback costs well under a millisecond per 100 blocks.
+pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
+/// Most bytes in one sync response (the last block may cross it; at least one block is always
+/// sent). Below the cbor codec's 10 MiB response limit.
+pub const SYNC_MAX_RESPONSE_BYTES: usize = 4 << 20;
+/// Largest gossip message (a block or a transaction): a full 30M-gas block of calldata is
+/// under 2 MiB; gossipsub's default of 64 KiB would drop ordinary blocks.
+pub const GOSSIP_MAX_MESSAGE_BYTES: usize = 8 << 20;
+/// How long a peer that sent an invalid block stays banned.
+pub const P2P_BAN_DURATION: std::time::Duration = std::time::Duration::from_secs(600);
+/// How often a disconnected bootnode is dialled again, so a follower finds its sequencer again
+/// within seconds after a restart.
+pub const P2P_REDIAL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a sync request may take before the peer is considered gone for that range.
+pub const SYNC_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+/// A follower counts as syncing (not merely following gossip) once the best peer is more than
+/// this many blocks ahead: one block behind is the normal state between a seal and its gossip.
+pub const SYNC_DISTANCE: u64 = 1;

@@ -14,10 +14,12 @@ pub mod logs;
 pub mod metrics;
 pub mod miner;
 pub mod node;
+pub mod p2p;
 pub mod pool;
 pub mod rpc;
 pub mod state;
 pub mod storage;
+pub mod sync;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;
 pub mod trie;

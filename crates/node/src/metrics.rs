@@ -98,8 +98,33 @@ pub fn karma_admission(outcome: &'static str) {
     ::metrics::counter!(KARMA_ADMISSIONS, "outcome" => outcome).increment(1);
 }
 
+/// The values of the gauges.
+#[derive(Debug, Clone, Copy)]
+pub struct Gauges {
+    /// Head number.
+    pub head_number: u64,
+    /// Head timestamp (seconds).
+    pub head_timestamp: u64,
+    /// Pending pool transactions.
+    pub pending: usize,
+    /// Queued pool transactions.
+    pub queued: usize,
+    /// Connected peers.
+    pub peers: usize,
+    /// Blocks behind the best peer.
+    pub sync_lag: u64,
+}
+
 /// The gauges, refreshed by the node every second.
-pub fn gauges(head_number: u64, head_timestamp: u64, pending: usize, queued: usize) {
+pub fn gauges(g: Gauges) {
+    let Gauges {
+        head_number,
+        head_timestamp,
+        pending,
+        queued,
+        peers,
+        sync_lag,
+    } = g;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default()
@@ -108,7 +133,6 @@ pub fn gauges(head_number: u64, head_timestamp: u64, pending: usize, queued: usi
     ::metrics::gauge!(HEAD_AGE).set(now.saturating_sub(head_timestamp) as f64);
     ::metrics::gauge!(POOL_TXS, "state" => "pending").set(pending as f64);
     ::metrics::gauge!(POOL_TXS, "state" => "queued").set(queued as f64);
-    // No peer-to-peer layer yet: a node has no peers and follows nobody.
-    ::metrics::gauge!(PEERS).set(0.0);
-    ::metrics::gauge!(SYNC_LAG).set(0.0);
+    ::metrics::gauge!(PEERS).set(peers as f64);
+    ::metrics::gauge!(SYNC_LAG).set(sync_lag as f64);
 }

@@ -13,6 +13,7 @@ use crate::{
     karma::Karma,
     metrics::{self, MetricsConfig, MetricsError},
     miner::{self, MinerConfig},
+    p2p::{self, NetStatus, P2pConfig, P2pError, P2pHandle},
     pool::{Pool, PoolConfig, PoolError},
     rpc::{
         self,
@@ -45,6 +46,8 @@ pub struct NodeConfig {
     pub karma: KarmaNodeConfig,
     /// Prometheus metrics (`--metrics-enabled`); `None` records nothing.
     pub metrics: Option<MetricsConfig>,
+    /// Peers (`--p2p-enabled`); `None` runs alone: no peers, never syncing.
+    pub p2p: Option<P2pConfig>,
 }
 
 /// How this node operates the Karma policy.
@@ -75,6 +78,9 @@ pub enum NodeError {
     /// The metrics exporter failed to start.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// The peer-to-peer layer failed to start.
+    #[error(transparent)]
+    P2p(#[from] P2pError),
 }
 
 /// A running node.
@@ -85,6 +91,10 @@ pub struct NodeHandle {
     pub pool: Arc<Pool>,
     /// The RPC servers (bound addresses inside).
     pub rpc: RpcServerHandle,
+    /// The peer-to-peer layer's status (the disabled status without peer-to-peer).
+    pub net: Arc<NetStatus>,
+    /// The peer-to-peer service, when enabled.
+    pub p2p: Option<P2pHandle>,
     miner: Option<tokio::task::JoinHandle<()>>,
     /// Background tasks (kill-switch poll, slasher), stopped with the node.
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -118,9 +128,48 @@ impl NodeHandle {
             m.abort();
             let _ = m.await;
         }
+        for t in std::mem::take(&mut self.tasks) {
+            t.abort();
+            let _ = t.await;
+        }
+        if let Some(p) = self.p2p.take() {
+            p.stop().await;
+        }
         self.rpc.stop();
         self.rpc.clone().stopped().await;
     }
+}
+
+/// On a node that does not seal (a follower), keeps the pool in step with the blocks it
+/// imports: mined transactions leave, newly invalid ones are dropped.
+async fn follow_pool(chain: Arc<Chain>, pool: Arc<Pool>) {
+    let mut blocks = chain.subscribe();
+    loop {
+        match blocks.recv().await {
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+        // Blocks that arrived meanwhile are covered by one pass.
+        while blocks.try_recv().is_ok() {}
+        if pool.status() == (0, 0) {
+            continue;
+        }
+        let (chain, pool) = (chain.clone(), pool.clone());
+        let done = tokio::task::spawn_blocking(move || {
+            let state = chain.storage().state_at(None)?;
+            pool.on_new_block(&state, &chain.next_block());
+            Ok::<_, StorageError>(())
+        })
+        .await;
+        if let Ok(Err(e)) = done {
+            tracing::warn!(target: "l2node::pool", error = %e, "cannot update the pool after a block");
+        }
+    }
+}
+
+/// The file of the peer-to-peer node key inside a data directory.
+pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("p2p.key")
 }
 
 /// The database file inside a data directory.
@@ -209,35 +258,55 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
             },
         ))
     });
+    if miner.is_none() {
+        tasks.push(tokio::spawn(follow_pool(chain.clone(), pool.clone())));
+    }
+    let p2p = match cfg.p2p.clone() {
+        Some(p) => Some(p2p::spawn(p, chain.clone(), pool.clone()).await?),
+        None => None,
+    };
+    let net = p2p
+        .as_ref()
+        .map_or_else(|| Arc::new(NetStatus::disabled()), |p| p.status().clone());
     if let Some(m) = cfg.metrics {
         metrics::install(m)?;
         tracing::info!(target: "l2node::node", "Prometheus metrics on http://{}/metrics", m.addr);
-        let (chain, pool) = (chain.clone(), pool.clone());
+        let (chain, pool, net) = (chain.clone(), pool.clone(), net.clone());
         tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(METRICS_REFRESH);
             loop {
                 tick.tick().await;
                 let head = chain.head();
                 let (pending, queued) = pool.status();
-                metrics::gauges(head.header.number, head.header.timestamp, pending, queued);
+                metrics::gauges(metrics::Gauges {
+                    head_number: head.header.number,
+                    head_timestamp: head.header.timestamp,
+                    pending,
+                    queued,
+                    peers: net.peer_count(),
+                    sync_lag: net.blocks_behind(head.header.number),
+                });
             }
         }));
     }
-    let module = rpc::build_module(chain.clone(), pool.clone(), cfg.rpc.clone());
+    let module = rpc::build_module(chain.clone(), pool.clone(), net.clone(), cfg.rpc.clone());
     let mut server_cfg = cfg.rpc_server.clone();
-    // No peer-to-peer layer yet: a node has no peers and follows nobody, so it is never
-    // behind; `/readiness` with Besu's default `minPeers=1` answers DOWN, which is the truth.
-    server_cfg.probes.get_or_insert_with(|| {
-        ProbeSource(Arc::new(|| ProbeStatus {
-            peers: 0,
-            blocks_behind: 0,
-        }))
-    });
+    {
+        let (chain, net) = (chain.clone(), net.clone());
+        server_cfg.probes.get_or_insert_with(|| {
+            ProbeSource(Arc::new(move || ProbeStatus {
+                peers: net.peer_count() as u64,
+                blocks_behind: net.blocks_behind(chain.head().header.number),
+            }))
+        });
+    }
     let rpc = rpc::start_rpc_servers(module, &server_cfg).await?;
     Ok(NodeHandle {
         chain,
         pool,
         rpc,
+        net,
+        p2p,
         miner,
         tasks,
     })

@@ -31,6 +31,8 @@ pub(crate) fn start(dir: &std::path::Path) -> Node {
             "0",
             "--rpc-ws-enabled",
             "false",
+            "--p2p-port",
+            "0",
         ])
         .arg("--data-path")
         .arg(dir)

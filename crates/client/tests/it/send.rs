@@ -50,6 +50,7 @@ async fn node() -> Node {
         pool: PoolConfig::default(),
         karma: Default::default(),
         metrics: None,
+        p2p: None,
     };
     let handle = l2node_node::spawn(cfg).await.unwrap();
     let url = format!("http://{}", handle.rpc.http_addr.unwrap());

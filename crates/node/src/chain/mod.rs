@@ -123,6 +123,7 @@ pub struct NewBlock {
 
 /// The chain service shared by the miner, import and RPC.
 pub struct Chain {
+    genesis: B256,
     storage: Storage,
     spec: Arc<ChainSpec>,
     head: RwLock<Arc<Head>>,
@@ -199,7 +200,12 @@ impl Chain {
             }
         };
         let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
+        let genesis = storage
+            .header(0)?
+            .expect("genesis exists when a head exists")
+            .hash_slow();
         Ok(Self {
+            genesis,
             storage,
             head: RwLock::new(Arc::new(Head {
                 hash: head.hash_slow(),
@@ -216,6 +222,11 @@ impl Chain {
     /// The Karma ledger rules (`None` on a chain without Karma).
     pub fn ledger(&self) -> Option<&Ledger> {
         self.ledger.as_ref()
+    }
+
+    /// The genesis block hash (the chain's identity among peers).
+    pub fn genesis_hash(&self) -> B256 {
+        self.genesis
     }
 
     /// The storage underneath.

@@ -157,3 +157,19 @@ fn blob_gas_price(block: &StoredBlock) -> u128 {
         .map(alloy_eips::eip4844::calc_blob_gasprice)
         .unwrap_or(1)
 }
+
+/// `eth_syncing` (and the `syncing` subscription's status): `false`, or geth's progress object.
+pub(super) fn sync_status(
+    sync: Option<crate::p2p::SyncProgress>,
+    head: u64,
+) -> alloy_rpc_types_eth::SyncStatus {
+    match sync {
+        None => alloy_rpc_types_eth::SyncStatus::None,
+        Some(p) => alloy_rpc_types_eth::SyncStatus::Info(Box::new(alloy_rpc_types_eth::SyncInfo {
+            starting_block: U256::from(p.starting),
+            current_block: U256::from(head),
+            highest_block: U256::from(p.highest.max(head)),
+            ..Default::default()
+        })),
+    }
+}

@@ -30,6 +30,7 @@ use crate::{
     fees::FeeOracle,
     logs::LogSearch,
     miner::PendingBlocks,
+    p2p::NetStatus,
     pool::Pool,
     storage::{StateAt, StateReader, StoredBlock},
 };
@@ -47,6 +48,7 @@ pub struct EthRpc {
     filters: Arc<Filters>,
     logs: LogSearch,
     fees: Arc<FeeOracle>,
+    net: Arc<NetStatus>,
 }
 
 impl EthRpc {
@@ -67,7 +69,14 @@ impl EthRpc {
             filters,
             logs,
             fees,
+            net: Arc::new(NetStatus::disabled()),
         }
+    }
+
+    /// Answers `eth_syncing` from the peer-to-peer layer's status.
+    pub fn with_net(mut self, net: Arc<NetStatus>) -> Self {
+        self.net = net;
+        self
     }
 
     fn number_of(&self, id: BlockId) -> RpcResult<Option<u64>> {
@@ -180,7 +189,10 @@ impl EthApiServer for EthRpc {
     }
 
     async fn syncing(&self) -> JsonRpcResult<SyncStatus> {
-        Ok(SyncStatus::None)
+        Ok(convert::sync_status(
+            self.net.sync(),
+            self.chain.head().header.number,
+        ))
     }
 
     async fn block_number(&self) -> JsonRpcResult<U64> {

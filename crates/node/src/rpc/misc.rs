@@ -1,48 +1,99 @@
-//! The small namespaces: net, web3 and txpool.
+//! The small namespaces: net, web3, admin and txpool.
 
 use std::{collections::BTreeMap, sync::Arc};
 
 use alloy_primitives::{keccak256, Bytes, B256, U64};
 use jsonrpsee::core::{async_trait, RpcResult};
 use l2node_api::{
-    types::{RpcTransaction, TxpoolContent, TxpoolStatus},
-    NetApiServer, TxpoolApiServer, Web3ApiServer,
+    types::{
+        AdminNodeInfo, AdminPeer, AdminPeerNetwork, RpcTransaction, TxpoolContent, TxpoolStatus,
+    },
+    AdminApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
 use super::convert;
-use crate::pool::Pool;
+use crate::{chain::Chain, p2p::NetStatus, pool::Pool};
 
-/// net_ and web3_ handlers.
+/// net_, web3_ and admin_ handlers.
+#[derive(Clone)]
 pub(super) struct NetRpc {
-    /// Chain id, answered by net_version.
-    pub chain_id: u64,
+    /// The chain (id, genesis, head).
+    pub chain: Arc<Chain>,
+    /// The peer-to-peer layer's status.
+    pub net: Arc<NetStatus>,
+}
+
+fn client_version() -> String {
+    format!(
+        "l2node/v{}/{}/rust",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS
+    )
 }
 
 impl NetApiServer for NetRpc {
     fn version(&self) -> RpcResult<String> {
-        Ok(self.chain_id.to_string())
+        Ok(self.chain.spec().chain_id.to_string())
     }
 
     fn listening(&self) -> RpcResult<bool> {
-        Ok(true)
+        Ok(self.net.is_listening())
     }
 
     fn peer_count(&self) -> RpcResult<U64> {
-        Ok(U64::ZERO)
+        Ok(U64::from(self.net.peer_count()))
     }
 }
 
 impl Web3ApiServer for NetRpc {
     fn client_version(&self) -> RpcResult<String> {
-        Ok(format!(
-            "l2node/v{}/{}/rust",
-            env!("CARGO_PKG_VERSION"),
-            std::env::consts::OS
-        ))
+        Ok(client_version())
     }
 
     fn sha3(&self, data: Bytes) -> RpcResult<B256> {
         Ok(keccak256(&data))
+    }
+}
+
+impl AdminApiServer for NetRpc {
+    fn peers(&self) -> RpcResult<Vec<AdminPeer>> {
+        Ok(self
+            .net
+            .peers()
+            .into_iter()
+            .map(|p| AdminPeer {
+                enode: format!("{}/p2p/{}", p.remote_addr, p.id),
+                name: p.agent.unwrap_or_default(),
+                caps: p.protocols,
+                network: AdminPeerNetwork {
+                    local_address: p.local_addr,
+                    remote_address: p.remote_addr,
+                    inbound: p.inbound,
+                    trusted: false,
+                    is_static: p.bootnode,
+                },
+                protocols: serde_json::json!({ "l2node": { "head": p.head } }),
+                id: p.id,
+            })
+            .collect())
+    }
+
+    fn node_info(&self) -> RpcResult<AdminNodeInfo> {
+        let head = self.chain.head();
+        let listen_addr = self.net.listen_addrs();
+        Ok(AdminNodeInfo {
+            enode: listen_addr.first().cloned().unwrap_or_default(),
+            id: self.net.local_id().unwrap_or_default(),
+            name: client_version(),
+            listen_addr,
+            protocols: serde_json::json!({ "l2node": {
+                "network": self.chain.spec().chain_id,
+                "genesis": self.chain.genesis_hash(),
+                "head": head.hash,
+                "headNumber": head.header.number,
+                "syncing": self.net.sync().is_some(),
+            }}),
+        })
     }
 }
 

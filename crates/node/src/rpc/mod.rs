@@ -19,11 +19,11 @@ use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
 use l2node_api::{
-    EthApiServer, EthPubSubApiServer, L2AdminApiServer, L2ApiServer, NetApiServer, TxpoolApiServer,
-    Web3ApiServer,
+    AdminApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer, L2ApiServer, NetApiServer,
+    TxpoolApiServer, Web3ApiServer,
 };
 
-use crate::{chain::Chain, constants, pool::Pool};
+use crate::{chain::Chain, constants, p2p::NetStatus, pool::Pool};
 
 pub use eth::EthRpc;
 pub use server::{start_rpc_servers, RpcServerConfig, RpcServerError, RpcServerHandle};
@@ -71,6 +71,9 @@ pub enum Namespace {
     Txpool,
     /// `l2_` (and `linea_estimateGas`): Karma-aware fees.
     L2,
+    /// `admin_`: peers and this node's network identity, for operators (off by default, like
+    /// geth's and Besu's ADMIN).
+    Admin,
     /// `l2admin_`: the Karma operator controls (off by default; see the README before
     /// exposing it).
     L2admin,
@@ -78,13 +81,14 @@ pub enum Namespace {
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 6] = [
+    pub const ALL: [Namespace; 7] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
         Self::Txpool,
         Self::L2,
         Self::L2admin,
+        Self::Admin,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -96,6 +100,7 @@ impl Namespace {
             Self::Txpool => "txpool",
             Self::L2 => "l2",
             Self::L2admin => "l2admin",
+            Self::Admin => "admin",
         }
     }
 
@@ -125,7 +130,7 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN")
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN")
             })
     }
 }
@@ -137,10 +142,14 @@ impl std::fmt::Display for Namespace {
 }
 
 /// Every namespace merged into one module; each server serves the namespaces enabled for it.
-pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcModule<()> {
+pub fn build_module(
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    net: Arc<NetStatus>,
+    cfg: RpcConfig,
+) -> RpcModule<()> {
     let mut module = RpcModule::new(());
-    let chain_id = chain.spec().chain_id;
-    let eth = EthRpc::new(chain.clone(), pool.clone(), cfg);
+    let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
     module
         .merge(L2ApiServer::into_rpc(eth.clone()))
         .expect("unique names");
@@ -156,13 +165,17 @@ pub fn build_module(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> RpcMo
         )
         .expect("unique names");
     module
-        .merge(pubsub::PubSubRpc::new(chain, pool.clone()).into_rpc())
+        .merge(pubsub::PubSubRpc::new(chain.clone(), pool.clone(), net.clone()).into_rpc())
+        .expect("unique names");
+    let net = misc::NetRpc { chain, net };
+    module
+        .merge(AdminApiServer::into_rpc(net.clone()))
         .expect("unique names");
     module
-        .merge(NetApiServer::into_rpc(misc::NetRpc { chain_id }))
+        .merge(NetApiServer::into_rpc(net.clone()))
         .expect("unique names");
     module
-        .merge(Web3ApiServer::into_rpc(misc::NetRpc { chain_id }))
+        .merge(Web3ApiServer::into_rpc(net))
         .expect("unique names");
     module
         .merge(misc::TxpoolRpc { pool }.into_rpc())

@@ -1,4 +1,4 @@
-//! eth_subscribe over WebSocket: newHeads, logs and newPendingTransactions.
+//! eth_subscribe over WebSocket: newHeads, logs, newPendingTransactions and syncing.
 //!
 //! Each subscription reads from a bounded broadcast channel; a subscriber that falls more than
 //! the buffer behind is closed (and the reason logged) so it can never slow block production.
@@ -13,21 +13,25 @@ use jsonrpsee::{
 };
 use l2node_api::EthPubSubApiServer;
 use serde::Serialize;
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::{
+    broadcast::{self, error::RecvError},
+    watch,
+};
 
 use super::{convert, error::RpcError};
-use crate::{chain::Chain, logs::collect_block_logs, pool::Pool};
+use crate::{chain::Chain, logs::collect_block_logs, p2p::NetStatus, pool::Pool};
 
 /// The pub/sub handlers.
 pub(super) struct PubSubRpc {
     chain: Arc<Chain>,
     pool: Arc<Pool>,
+    net: Arc<NetStatus>,
 }
 
 impl PubSubRpc {
-    /// Handlers over a chain and pool.
-    pub(super) fn new(chain: Arc<Chain>, pool: Arc<Pool>) -> Self {
-        Self { chain, pool }
+    /// Handlers over a chain, a pool and the peer-to-peer status.
+    pub(super) fn new(chain: Arc<Chain>, pool: Arc<Pool>, net: Arc<NetStatus>) -> Self {
+        Self { chain, pool, net }
     }
 }
 
@@ -79,15 +83,51 @@ impl EthPubSubApiServer for PubSubRpc {
                 let sink = pending.accept().await?;
                 tokio::spawn(forward(sink, rx, |h| vec![h]));
             }
+            "syncing" => {
+                let rx = self.net.watch_sync();
+                let sink = pending.accept().await?;
+                tokio::spawn(forward_sync(sink, rx, self.chain.clone()));
+            }
             other => {
                 pending
                     .reject(bad_params(format!(
-                        "unsupported subscription \"{other}\": use newHeads, logs or newPendingTransactions"
+                        "unsupported subscription \"{other}\": use newHeads, logs, newPendingTransactions or syncing"
                     )))
                     .await;
             }
         }
         Ok(())
+    }
+}
+
+/// The `syncing` subscription, as geth sends it: `{"syncing": true, "status": {..}}` when a sync
+/// starts and `false` when it ends.
+async fn forward_sync(
+    sink: SubscriptionSink,
+    mut rx: watch::Receiver<Option<crate::p2p::SyncProgress>>,
+    chain: Arc<Chain>,
+) {
+    loop {
+        tokio::select! {
+            _ = sink.closed() => return,
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let progress = *rx.borrow_and_update();
+                let status = convert::sync_status(progress, chain.head().header.number);
+                let out = match status {
+                    alloy_rpc_types_eth::SyncStatus::Info(info) => {
+                        serde_json::json!({ "syncing": true, "status": info })
+                    }
+                    alloy_rpc_types_eth::SyncStatus::None => serde_json::Value::Bool(false),
+                };
+                let Ok(msg) = SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &out) else { continue };
+                if sink.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        }
     }
 }
 

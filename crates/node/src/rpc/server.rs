@@ -138,8 +138,10 @@ pub enum RpcServerError {
         source: std::io::Error,
     },
     /// The operator namespace would be reachable from other machines.
-    #[error("the L2ADMIN namespace is enabled on {transport} bound to {addr}, which is not a loopback address: anyone who can reach it could switch gasless off or deny-list senders. Bind that transport to 127.0.0.1 (and reach it through an SSH tunnel or an authenticating proxy), or pass --rpc-l2admin-allow-remote if the network is private")]
+    #[error("the {namespace} namespace is enabled on {transport} bound to {addr}, which is not a loopback address: anyone who can reach it could use its operator methods (switch gasless off, deny-list senders, list peers). Bind that transport to 127.0.0.1 (and reach it through an SSH tunnel or an authenticating proxy), or pass --rpc-l2admin-allow-remote (it covers ADMIN and L2ADMIN) if the network is private")]
     RemoteAdmin {
+        /// `L2ADMIN` or `ADMIN`.
+        namespace: Namespace,
         /// `"HTTP"` or `"WebSocket"`.
         transport: &'static str,
         /// The address from the configuration.
@@ -224,12 +226,17 @@ pub async fn start_rpc_servers(
         ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
         ("WebSocket", cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
     ] {
-        if enabled
-            && apis.contains(&Namespace::L2admin)
-            && !addr.ip().is_loopback()
-            && !cfg.l2admin_allow_remote
+        let admin = [Namespace::L2admin, Namespace::Admin]
+            .into_iter()
+            .find(|n| apis.contains(n));
+        if let Some(namespace) =
+            admin.filter(|_| enabled && !addr.ip().is_loopback() && !cfg.l2admin_allow_remote)
         {
-            return Err(RpcServerError::RemoteAdmin { transport, addr });
+            return Err(RpcServerError::RemoteAdmin {
+                namespace,
+                transport,
+                addr,
+            });
         }
     }
     let http_methods = serving(&module, &cfg.http_apis);

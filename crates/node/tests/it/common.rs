@@ -50,6 +50,7 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         pool: PoolConfig::default(),
         karma: Default::default(),
         metrics: None,
+        p2p: None,
     }
 }
 

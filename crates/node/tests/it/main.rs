@@ -10,6 +10,7 @@ mod karma;
 mod karma_contracts;
 mod layering;
 mod node;
+mod p2p;
 mod pool_limits;
 mod shapes;
 mod subscriptions;
