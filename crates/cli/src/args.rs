@@ -72,16 +72,27 @@ pub(crate) struct DevnetArgs {
     /// The sequencer's peer-to-peer port (on 127.0.0.1); the follower takes the next one.
     #[arg(long, default_value_t = c::DEFAULT_P2P_PORT)]
     pub p2p_port: u16,
+    /// The sequencer's HTTP and WebSocket ports.
+    #[arg(long, value_name = "HTTP,WS", value_delimiter = ',', default_values_t = [8545, 8546])]
+    pub sequencer_ports: Vec<u16>,
+    /// The follower's HTTP and WebSocket ports.
+    #[arg(long, value_name = "HTTP,WS", value_delimiter = ',', default_values_t = [8445, 8446])]
+    pub follower_ports: Vec<u16>,
 }
 
 impl DevnetArgs {
-    /// The `run` arguments of one of the two nodes: HTTP and WS ports, and extra flags.
+    /// The configuration of one of the two nodes: its HTTP, WS and peer-to-peer ports, and
+    /// extra `run` flags.
     pub(crate) fn node(
         &self,
         role: &str,
-        (http, ws, p2p): (u16, u16, u16),
+        ports: &[u16],
+        p2p: u16,
         extra: &[&str],
     ) -> anyhow::Result<NodeConfig> {
+        let [http, ws] = ports else {
+            anyhow::bail!("--{role}-ports takes two ports: HTTP,WS");
+        };
         let dir = self.data_path.join(role);
         let mut argv: Vec<String> = ["l2node", "run", "--dev", "--p2p-host", "127.0.0.1"]
             .map(String::from)

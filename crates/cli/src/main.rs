@@ -34,13 +34,8 @@ fn main() -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The HTTP, WS and peer-to-peer ports of the devnet's sequencer and follower.
-const DEVNET_SEQUENCER: (u16, u16) = (8545, 8546);
-const DEVNET_FOLLOWER: (u16, u16) = (8445, 8446);
-
 async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
-    let (http, ws) = DEVNET_SEQUENCER;
-    let cfg = args.node("sequencer", (http, ws, args.p2p_port), &[])?;
+    let cfg = args.node("sequencer", &args.sequencer_ports, args.p2p_port, &[])?;
     print_dev_banner(&cfg);
     let sequencer = l2node_node::spawn(cfg)
         .await
@@ -51,10 +46,15 @@ async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
         .context("the sequencer runs peer-to-peer")?
         .local_addr()
         .to_string();
-    let (http, ws) = DEVNET_FOLLOWER;
+    let follower_p2p = if args.p2p_port == 0 {
+        0
+    } else {
+        args.p2p_port + 1
+    };
     let cfg = args.node(
         "follower",
-        (http, ws, args.p2p_port.wrapping_add(1)),
+        &args.follower_ports,
+        follower_p2p,
         &["--follower", "--bootnodes", &bootnode],
     )?;
     let follower = l2node_node::spawn(cfg)
@@ -86,14 +86,14 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         print_dev_banner(&cfg);
     }
     let handle = l2node_node::spawn(cfg).await.context("starting the node")?;
+    if let Some(p) = &handle.p2p {
+        tracing::info!(target: "l2node", "peer-to-peer on {} (use it in other nodes' --bootnodes)", p.local_addr());
+    }
     if let Some(a) = handle.rpc.http_addr {
         tracing::info!(target: "l2node", "HTTP JSON-RPC on http://{a}");
     }
     if let Some(a) = handle.rpc.ws_addr {
         tracing::info!(target: "l2node", "WebSocket JSON-RPC on ws://{a}");
-    }
-    if let Some(p) = &handle.p2p {
-        tracing::info!(target: "l2node", "peer-to-peer on {} (use it in other nodes' --bootnodes)", p.local_addr());
     }
     shutdown_signal().await;
     tracing::info!(target: "l2node", "shutting down");

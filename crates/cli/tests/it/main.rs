@@ -3,3 +3,4 @@
 mod common;
 mod crash;
 mod estimate_send;
+mod network;
