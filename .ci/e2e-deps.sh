@@ -4,6 +4,7 @@
 #    cast/anvil binaries shipped in @foundry-rs/{cast,anvil}-linux-amd64 1.7.1)
 #  - e2e/.venv: python venv with the pinned e2e/requirements.txt (web3, eth-account)
 #  - chromium (Debian package) for the dashboard's browser suite (e2e/browser)
+#  - nginx (Debian package) for the scale-out recipe (e2e/scaleout)
 #  - wrk (Debian package) for e2e/bench
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -36,6 +37,13 @@ if [ "${E2E_SKIP_CHROMIUM:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; 
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends chromium
 fi
 command -v chromium >/dev/null 2>&1 && chromium --version 2>/dev/null | head -1 || true
+
+# nginx for the scale-out recipe (skip with E2E_SKIP_NGINX=1)
+if [ "${E2E_SKIP_NGINX:-0}" != 1 ] && ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx
+fi
 
 # wrk for the load benchmark (only needed by e2e/bench; skip with E2E_SKIP_WRK=1)
 if [ "${E2E_SKIP_WRK:-0}" != 1 ] && ! command -v wrk >/dev/null 2>&1; then

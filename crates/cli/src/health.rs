@@ -145,7 +145,8 @@ fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, has_reference: bo
             continue;
         };
         let reference = if has_reference {
-            format!(" vs {}", h.reference_block_number)
+            h.reference_block_number
+                .map_or(" (reference unreachable)".into(), |r| format!(" vs {r}"))
         } else {
             " (no reference)".into()
         };

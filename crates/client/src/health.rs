@@ -12,8 +12,9 @@ pub const DEFAULT_MAX_LAG: u64 = 2;
 pub struct Health {
     /// The node's head.
     pub block_number: u64,
-    /// The reference's head.
-    pub reference_block_number: u64,
+    /// The reference's head; `None` when the reference did not answer (then the block-number
+    /// check fails: a node cannot be shown to be in step with a reference that is gone).
+    pub reference_block_number: Option<u64>,
     /// `|reference - node| <= max_lag`.
     pub block_number_ok: bool,
     /// `eth_syncing` is `false`.
@@ -39,15 +40,16 @@ pub async fn check(
 ) -> Result<Health, ClientError> {
     let block_number = node.block_number().await?;
     let reference_block_number = match reference {
-        Some(r) => r.block_number().await?,
-        None => block_number,
+        Some(r) => r.block_number().await.ok(),
+        None => Some(block_number),
     };
     let syncing_ok = !node.syncing().await?;
     let peers = node.peer_count().await?;
     Ok(Health {
         block_number,
         reference_block_number,
-        block_number_ok: block_number.abs_diff(reference_block_number) <= max_lag,
+        block_number_ok: reference_block_number
+            .is_some_and(|r| block_number.abs_diff(r) <= max_lag),
         syncing_ok,
         peers,
         peers_ok: peers > 0,

@@ -240,10 +240,12 @@ async fn a_follower_fails_health_without_its_sequencer_and_recovers() {
     wait_head(&[&seq.url, &fol.url], 1).await;
     wait_healthy(&fol.url, &seq.url, 0).await;
 
+    let seq_url = seq.url.clone();
     drop(seq);
     let started = Instant::now();
-    let (code, out) = health(&[&fol.url], None);
+    let (code, out) = health(&[&fol.url], Some(&seq_url));
     assert_eq!(code, 1, "{out}");
+    assert!(out.contains("reference unreachable"), "{out}");
     assert!(started.elapsed() < Duration::from_secs(5));
 
     // Back on the same address: the follower finds it again.
