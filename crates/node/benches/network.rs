@@ -117,10 +117,46 @@ fn p2p_addr(node: &NodeHandle) -> Multiaddr {
     node.p2p.as_ref().unwrap().local_addr().clone()
 }
 
+/// The same import without the network: blocks handed straight to `Chain::import_with`
+/// (every block durable, or only each 512th as sync does), for comparison.
+fn import_only(label: &str, source: &Chain, blocks: u64, per_block: u64) {
+    let raw = l2node_node::sync::serve_blocks(source, 1, blocks.min(512)).unwrap();
+    for durable_every in [1usize, 512] {
+        let dir = tempfile::tempdir().unwrap();
+        let chain = Chain::open(
+            Storage::open(&dir.path().join("chain.redb")).unwrap(),
+            spec(),
+        )
+        .unwrap();
+        let start = Instant::now();
+        for (i, r) in raw.iter().enumerate() {
+            let block = alloy_rlp::Decodable::decode(&mut &r[..]).unwrap();
+            chain
+                .import_with(block, (i + 1) % durable_every == 0)
+                .unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "import {label} without network, durable every {durable_every}: {} blocks in {secs:.3} s = {:.0} blocks/s, {:.0} tx/s",
+            raw.len(),
+            raw.len() as f64 / secs,
+            (raw.len() as u64 * per_block) as f64 / secs
+        );
+    }
+}
+
 /// Serves a prebuilt chain from one node and times a fresh follower syncing all of it.
 async fn sync(label: &str, blocks: u64, per_block: u64) {
     let src_dir = tempfile::tempdir().unwrap();
     build_chain(src_dir.path(), blocks, per_block);
+    {
+        let source = Chain::open(
+            Storage::open(&src_dir.path().join("chain.redb")).unwrap(),
+            spec(),
+        )
+        .unwrap();
+        import_only(label, &source, blocks, per_block);
+    }
     let source = l2node_node::spawn(config(src_dir.path(), false, vec![]))
         .await
         .unwrap();

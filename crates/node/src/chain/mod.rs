@@ -268,6 +268,14 @@ impl Chain {
     /// its parent and the fork rules (`validate`), executes it, and commits it only if every
     /// computed root matches the header.
     pub fn import(&self, block: Block<TxEnvelope>) -> Result<B256, ChainError> {
+        self.import_with(block, true)
+    }
+
+    /// [`Chain::import`] without waiting for the disk unless `durable` (see
+    /// [`Storage::commit_block_with`]): a follower importing a range of blocks makes only the
+    /// last one durable, so a sync pays one disk flush per range instead of one per block. A
+    /// crash in between loses only blocks the peers still have; the node syncs them again.
+    pub fn import_with(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
         let started = std::time::Instant::now();
         let number = block.header.number;
@@ -312,7 +320,7 @@ impl Chain {
             ommers: block.body.ommers,
             withdrawals: block.body.withdrawals,
         };
-        let hash = self.commit(number, &out.changes, |root| {
+        let hash = self.commit(number, &out.changes, durable, |root| {
             check(number, "state root", header.state_root, root)?;
             Ok(BlockToStore {
                 header,
@@ -357,7 +365,7 @@ impl Chain {
             .spec
             .is_shanghai_active_at(header.timestamp)
             .then(Default::default);
-        self.commit(number, &built.changes, move |root| {
+        self.commit(number, &built.changes, true, move |root| {
             let mut header = header;
             header.state_root = root;
             clique::seal(&mut header, vanity, key);
@@ -379,23 +387,26 @@ impl Chain {
         &self,
         number: u64,
         changes: &[AccountChange],
+        durable: bool,
         seal: impl FnOnce(B256) -> Result<BlockToStore, ChainError>,
     ) -> Result<B256, ChainError> {
-        let (block, hash) = self.storage.commit_block(number, changes, |root| {
-            let mut block = seal(root)?;
-            if let Some(ledger) = &self.ledger {
-                // Storage still holds the parent here: the ledger and state before the block.
-                block.karma = ledger.block_delta(
-                    &self.storage.ledger_at(None)?,
-                    &self.storage.state_at(None)?,
-                    &block.header,
-                    &block.body.transactions,
-                    &block.senders,
-                    &block.receipts,
-                )?;
-            }
-            Ok::<_, ChainError>(block)
-        })?;
+        let (block, hash) = self
+            .storage
+            .commit_block_with(number, changes, durable, |root| {
+                let mut block = seal(root)?;
+                if let Some(ledger) = &self.ledger {
+                    // Storage still holds the parent here: the ledger and state before the block.
+                    block.karma = ledger.block_delta(
+                        &self.storage.ledger_at(None)?,
+                        &self.storage.state_at(None)?,
+                        &block.header,
+                        &block.body.transactions,
+                        &block.senders,
+                        &block.receipts,
+                    )?;
+                }
+                Ok::<_, ChainError>(block)
+            })?;
         let BlockToStore {
             header,
             body,
@@ -438,8 +449,14 @@ fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, Chai
             })
             .collect::<Result<Vec<_>, _>>()
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || txs.len() < PARALLEL_RECOVERY_MIN_TXS {
+    if txs.len() < PARALLEL_RECOVERY_MIN_TXS {
+        return recover(0, txs);
+    }
+    // `available_parallelism` reads the cgroup files on every call: once is enough.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let threads =
+        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads < 2 {
         return recover(0, txs);
     }
     let chunk = txs.len().div_ceil(threads);

@@ -363,8 +363,6 @@ pub async fn spawn(
 enum ImportJob {
     Range {
         peer: PeerId,
-        from: u64,
-        asked: u64,
         blocks: Vec<Bytes>,
     },
     Gossip {
@@ -378,9 +376,6 @@ enum ImportJob {
 enum Done {
     Range {
         peer: PeerId,
-        from: u64,
-        asked: u64,
-        received: u64,
         refusal: Option<ImportRefusal>,
     },
     Gossip {
@@ -406,21 +401,10 @@ fn run_importer(
 ) {
     while let Ok(job) = jobs.recv() {
         let result = match job {
-            ImportJob::Range {
+            ImportJob::Range { peer, blocks } => Done::Range {
                 peer,
-                from,
-                asked,
-                blocks,
-            } => {
-                let (_, refusal) = sync::import_range(chain, &blocks);
-                Done::Range {
-                    peer,
-                    from,
-                    asked,
-                    received: blocks.len() as u64,
-                    refusal,
-                }
-            }
+                refusal: sync::import_range(chain, &blocks).1,
+            },
             ImportJob::Gossip { peer, id, raw } => Done::Gossip {
                 peer,
                 id,
@@ -603,27 +587,16 @@ impl Service {
 
     fn on_done(&mut self, done: Done) {
         match done {
-            Done::Range {
-                peer,
-                from,
-                asked,
-                received,
-                refusal,
-            } => {
-                self.planner.done();
+            Done::Range { peer, refusal } => {
                 let head = self.chain.head().header.number;
-                match refusal {
-                    Some(e) if e.is_peer_fault() => {
-                        self.ban(peer, &e);
-                        self.planner.reset(head);
-                    }
+                match &refusal {
+                    Some(e) if e.is_peer_fault() => self.ban(peer, e),
                     Some(e) => {
-                        tracing::debug!(target: "l2node::p2p", %peer, error = %e, "range not imported");
-                        self.planner.reset(head);
+                        tracing::debug!(target: "l2node::p2p", %peer, error = %e, "range not imported")
                     }
-                    None if received < asked => self.planner.reset(head.max(from + received - 1)),
                     None => {}
                 }
+                self.planner.imported(head, refusal.is_some());
             }
             Done::Gossip { peer, id, result } => {
                 use gossipsub::MessageAcceptance::{Accept, Ignore, Reject};
@@ -857,14 +830,10 @@ impl Service {
                     let Some((peer, from, asked)) = self.ranges.remove(&request_id) else {
                         return;
                     };
+                    self.planner.received(from, asked, blocks.len() as u64);
                     if self
                         .import_tx
-                        .send(ImportJob::Range {
-                            peer,
-                            from,
-                            asked,
-                            blocks,
-                        })
+                        .send(ImportJob::Range { peer, blocks })
                         .is_err()
                     {
                         tracing::error!(target: "l2node::p2p", "the importer stopped");
@@ -878,8 +847,7 @@ impl Service {
                 ..
             } if self.ranges.remove(&request_id).is_some() => {
                 tracing::debug!(target: "l2node::p2p", %peer, %error, "range request failed");
-                self.planner.done();
-                self.planner.reset(self.chain.head().header.number);
+                self.planner.failed(self.chain.head().header.number);
             }
             _ => {}
         }

@@ -41,7 +41,25 @@ impl Storage {
         changes: &[AccountChange],
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
-        let tx = self.db.begin_write().map_err(StorageError::from)?;
+        self.commit_block_with(number, changes, true, seal)
+    }
+
+    /// [`Storage::commit_block`], choosing whether the commit waits for the disk: a commit
+    /// that does not (`durable: false`) becomes durable with the next one that does, and a
+    /// crash before that takes the database back to the last durable commit as a whole (redb
+    /// commits stay atomic). Follower sync uses it within a range of blocks.
+    pub fn commit_block_with<E: From<StorageError>>(
+        &self,
+        number: u64,
+        changes: &[AccountChange],
+        durable: bool,
+        seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
+    ) -> Result<(BlockToStore, B256), E> {
+        let mut tx = self.db.begin_write().map_err(StorageError::from)?;
+        if !durable {
+            tx.set_durability(redb::Durability::None)
+                .map_err(|e| StorageError::from(redb::Error::from(e)))?;
+        }
         let head = tx
             .open_table(META)
             .map_err(StorageError::from)?

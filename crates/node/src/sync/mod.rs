@@ -130,6 +130,10 @@ pub enum Imported {
 /// Decodes a block and imports it through [`Chain::import`]; a block we already hold is
 /// [`Imported::Known`]. Blocking.
 pub fn import_raw(chain: &Chain, raw: &[u8]) -> Result<Imported, ImportRefusal> {
+    import_raw_with(chain, raw, true)
+}
+
+fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported, ImportRefusal> {
     let mut rest = raw;
     let block = Block::<TxEnvelope>::decode(&mut rest)?;
     if !rest.is_empty() {
@@ -154,7 +158,7 @@ pub fn import_raw(chain: &Chain, raw: &[u8]) -> Result<Imported, ImportRefusal> 
             head: head.header.number,
         });
     }
-    match chain.import(block) {
+    match chain.import_with(block, durable) {
         Ok(_) => Ok(Imported::New(number)),
         Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
         Err(e) => Err(ImportRefusal::Invalid(e)),
@@ -162,11 +166,12 @@ pub fn import_raw(chain: &Chain, raw: &[u8]) -> Result<Imported, ImportRefusal> 
 }
 
 /// Imports a range in order; stops at the first refusal. Returns the last imported or known
-/// number (if any) and the refusal.
+/// number (if any) and the refusal. Only the range's last block waits for the disk
+/// ([`Chain::import_with`]).
 pub fn import_range(chain: &Arc<Chain>, blocks: &[Bytes]) -> (Option<u64>, Option<ImportRefusal>) {
     let mut last = None;
-    for raw in blocks {
-        match import_raw(chain, raw) {
+    for (i, raw) in blocks.iter().enumerate() {
+        match import_raw_with(chain, raw, i + 1 == blocks.len()) {
             Ok(Imported::New(n) | Imported::Known(n)) => last = Some(n),
             Err(e) => return (last, Some(e)),
         }
@@ -175,41 +180,60 @@ pub fn import_range(chain: &Arc<Chain>, blocks: &[Bytes]) -> (Option<u64>, Optio
 }
 
 /// The follower's range planner: which blocks to ask for next, given our head, what is
-/// already asked for, and the best peer head. At most [`RangePlanner::MAX_AHEAD`] ranges are
-/// outstanding (asked or waiting for import), so a fast peer cannot fill memory.
+/// already asked for, and the best peer head. One request is in flight at a time (so ranges
+/// arrive in order), and the next is asked for as soon as the previous one arrived, while it
+/// is imported; at most [`RangePlanner::MAX_QUEUED`] received ranges wait for the importer, so
+/// a fast peer cannot fill memory.
 #[derive(Debug, Default)]
 pub struct RangePlanner {
     /// The highest block asked for (or imported).
     requested_to: u64,
-    /// Ranges asked for or received and not yet imported.
-    outstanding: usize,
+    /// A request is in flight.
+    in_flight: bool,
+    /// Ranges received and not yet imported.
+    queued: usize,
 }
 
 impl RangePlanner {
-    /// Most ranges in flight: one being imported while the next downloads.
-    pub const MAX_AHEAD: usize = 2;
+    /// Most received ranges waiting for the importer.
+    pub const MAX_QUEUED: usize = 2;
 
-    /// The next range `(from, count)` to ask for, if one is needed; counts it as outstanding.
+    /// The next range `(from, count)` to ask for, if one is needed now.
     pub fn next(&mut self, head: u64, best: u64) -> Option<(u64, u64)> {
         self.requested_to = self.requested_to.max(head);
-        if best <= self.requested_to || self.outstanding >= Self::MAX_AHEAD {
+        if best <= self.requested_to || self.in_flight || self.queued >= Self::MAX_QUEUED {
             return None;
         }
         let from = self.requested_to + 1;
         let count = (best - self.requested_to).min(SYNC_MAX_BLOCKS_PER_RESPONSE);
         self.requested_to += count;
-        self.outstanding += 1;
+        self.in_flight = true;
         Some((from, count))
     }
 
-    /// A range finished (imported, failed or refused): frees its slot.
-    pub fn done(&mut self) {
-        self.outstanding = self.outstanding.saturating_sub(1);
+    /// The range asked for arrived with `received` of the `asked` blocks starting at `from`;
+    /// it now waits for the importer.
+    pub fn received(&mut self, from: u64, asked: u64, received: u64) {
+        self.in_flight = false;
+        self.queued += 1;
+        if received < asked {
+            // The peer had fewer: ask for the rest again.
+            self.requested_to = from + received - 1;
+        }
     }
 
-    /// A range failed: ask again from `head` on.
-    pub fn reset(&mut self, head: u64) {
+    /// The request failed (timeout, disconnect): ask again from `head` on.
+    pub fn failed(&mut self, head: u64) {
+        self.in_flight = false;
         self.requested_to = head;
+    }
+
+    /// A received range went through the importer; after a refusal, ask again from `head`.
+    pub fn imported(&mut self, head: u64, refused: bool) {
+        self.queued = self.queued.saturating_sub(1);
+        if refused {
+            self.requested_to = head;
+        }
     }
 }
 
@@ -218,27 +242,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn planner_asks_in_bounded_ranges_and_at_most_two_ahead() {
+    fn planner_asks_one_range_at_a_time_and_queues_at_most_two() {
         let mut p = RangePlanner::default();
-        assert_eq!(p.next(10, 10), None);
         let max = SYNC_MAX_BLOCKS_PER_RESPONSE;
-        assert_eq!(p.next(10, 10 + 3 * max), Some((11, max)));
-        assert_eq!(p.next(10, 10 + 3 * max), Some((11 + max, max)));
-        assert_eq!(p.next(10, 10 + 3 * max), None, "two outstanding");
-        p.done();
-        assert_eq!(p.next(10 + max, 10 + 3 * max), Some((11 + 2 * max, max)));
-        p.done();
-        p.done();
-        assert_eq!(p.next(10 + 3 * max, 10 + 3 * max), None, "caught up");
+        let best = 10 + 4 * max;
+        assert_eq!(p.next(10, 10), None, "caught up");
+        assert_eq!(p.next(10, best), Some((11, max)));
+        assert_eq!(p.next(10, best), None, "one request in flight");
+        p.received(11, max, max);
+        assert_eq!(
+            p.next(10, best),
+            Some((11 + max, max)),
+            "asked while importing"
+        );
+        p.received(11 + max, max, max);
+        assert_eq!(p.next(10, best), None, "two ranges wait for the importer");
+        p.imported(10 + max, false);
+        assert_eq!(p.next(10 + max, best), Some((11 + 2 * max, max)));
     }
 
     #[test]
-    fn planner_restarts_from_head_after_a_failure() {
+    fn planner_asks_again_after_a_short_answer_a_failure_or_a_refusal() {
         let mut p = RangePlanner::default();
-        assert_eq!(p.next(0, 5), Some((1, 5)));
-        p.done();
-        p.reset(2);
-        assert_eq!(p.next(2, 5), Some((3, 3)));
+        assert_eq!(p.next(0, 100), Some((1, 100)));
+        p.received(1, 100, 40);
+        assert_eq!(p.next(0, 100), Some((41, 60)), "the rest of a short answer");
+        p.failed(0);
+        p.imported(40, false);
+        assert_eq!(p.next(40, 100), Some((41, 60)));
+        p.received(41, 60, 60);
+        p.imported(45, true);
+        assert_eq!(
+            p.next(45, 100),
+            Some((46, 55)),
+            "from the head after a refusal"
+        );
     }
 
     #[test]
