@@ -28,7 +28,7 @@ declare_api! {
         async fn chain_id(&self) -> RpcResult<U64>;
         /// `false`, or the sync progress of a follower.
         #[method(name = "eth_syncing")]
-        async fn syncing(&self) -> RpcResult<SyncStatus>;
+        async fn syncing(&self) -> RpcResult<Syncing>;
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
         async fn block_number(&self) -> RpcResult<U64>;

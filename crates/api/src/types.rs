@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 pub use alloy_rpc_types_eth::{
     state::StateOverride, AccessListResult, Block, BlockId, BlockNumberOrTag, BlockOverrides,
-    EIP1186AccountProofResponse, FeeHistory, Filter, FilterChanges, Index, Log, SyncStatus,
-    Transaction, TransactionReceipt, TransactionRequest,
+    EIP1186AccountProofResponse, FeeHistory, Filter, FilterChanges, Index, Log, Transaction,
+    TransactionReceipt, TransactionRequest,
 };
 
 /// `txpool_status`: counts of executable and future transactions.
@@ -173,4 +173,79 @@ pub struct AdminNodeInfo {
     pub listen_addr: Vec<String>,
     /// Per-protocol state: `l2node.{network, genesis, head, headNumber, syncing}`.
     pub protocols: serde_json::Value,
+}
+
+/// `eth_syncing`: `false`, or the progress of a sync, exactly the three fields of the
+/// execution-apis `SyncingStatus` (alloy's `SyncStatus` adds `warpChunks*: null`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syncing {
+    /// Not syncing (`false`).
+    No,
+    /// Syncing.
+    Progress(SyncProgress),
+}
+
+/// The progress object of [`Syncing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncProgress {
+    /// Head when the sync started.
+    pub starting_block: U64,
+    /// Head now.
+    pub current_block: U64,
+    /// The best head peers announced.
+    pub highest_block: U64,
+}
+
+impl Serialize for Syncing {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::No => s.serialize_bool(false),
+            Self::Progress(p) => p.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Syncing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Flag(bool),
+            Progress(SyncProgress),
+        }
+        match Wire::deserialize(d)? {
+            Wire::Flag(false) => Ok(Self::No),
+            Wire::Flag(true) => Err(serde::de::Error::custom(
+                "eth_syncing answers false or a progress object, not true",
+            )),
+            Wire::Progress(p) => Ok(Self::Progress(p)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod syncing_tests {
+    use super::*;
+
+    #[test]
+    fn syncing_is_false_or_exactly_three_quantities() {
+        assert_eq!(serde_json::to_string(&Syncing::No).unwrap(), "false");
+        let p = Syncing::Progress(SyncProgress {
+            starting_block: U64::from(1),
+            current_block: U64::from(2),
+            highest_block: U64::from(300),
+        });
+        let json = serde_json::to_value(p).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"startingBlock": "0x1", "currentBlock": "0x2", "highestBlock": "0x12c"})
+        );
+        assert_eq!(serde_json::from_value::<Syncing>(json).unwrap(), p);
+        assert_eq!(
+            serde_json::from_str::<Syncing>("false").unwrap(),
+            Syncing::No
+        );
+        assert!(serde_json::from_str::<Syncing>("true").is_err());
+    }
 }

@@ -221,7 +221,7 @@ impl Client {
     /// Whether `eth_syncing` reports progress (anything but `false`).
     pub async fn syncing(&self) -> Result<bool, ClientError> {
         let s = rpc!(self, c => EthApiClient::syncing(c).await)?;
-        Ok(!matches!(s, alloy_rpc_types_eth::SyncStatus::None))
+        Ok(!matches!(s, l2node_api::types::Syncing::No))
     }
 
     /// `net_peerCount`.

@@ -5,7 +5,7 @@ use alloy_consensus::{
     TxEnvelope,
 };
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{TxKind, U256};
+use alloy_primitives::{TxKind, U256, U64};
 use alloy_rpc_types_eth::{
     Block, BlockTransactions, Header as RpcHeader, Transaction, TransactionReceipt,
 };
@@ -158,18 +158,18 @@ fn blob_gas_price(block: &StoredBlock) -> u128 {
         .unwrap_or(1)
 }
 
-/// `eth_syncing` (and the `syncing` subscription's status): `false`, or geth's progress object.
+/// `eth_syncing` (and the `syncing` subscription's status): `false`, or the progress.
 pub(super) fn sync_status(
     sync: Option<crate::p2p::SyncProgress>,
     head: u64,
-) -> alloy_rpc_types_eth::SyncStatus {
+) -> l2node_api::types::Syncing {
+    use l2node_api::types::{SyncProgress, Syncing};
     match sync {
-        None => alloy_rpc_types_eth::SyncStatus::None,
-        Some(p) => alloy_rpc_types_eth::SyncStatus::Info(Box::new(alloy_rpc_types_eth::SyncInfo {
-            starting_block: U256::from(p.starting),
-            current_block: U256::from(head),
-            highest_block: U256::from(p.highest.max(head)),
-            ..Default::default()
-        })),
+        None => Syncing::No,
+        Some(p) => Syncing::Progress(SyncProgress {
+            starting_block: U64::from(p.starting),
+            current_block: U64::from(head),
+            highest_block: U64::from(p.highest.max(head)),
+        }),
     }
 }

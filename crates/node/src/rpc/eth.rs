@@ -7,12 +7,12 @@ use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     state::StateOverride, AccessListResult, Block, BlockOverrides, EIP1186AccountProofResponse,
-    FeeHistory, Filter, FilterChanges, Index, Log, SyncStatus, Transaction, TransactionReceipt,
+    FeeHistory, Filter, FilterChanges, Index, Log, Transaction, TransactionReceipt,
     TransactionRequest,
 };
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{BlockOrPending, RpcTransaction},
+    types::{BlockOrPending, RpcTransaction, Syncing},
     EthApiServer,
 };
 use tokio::sync::Semaphore;
@@ -188,7 +188,7 @@ impl EthApiServer for EthRpc {
         Ok(U64::from(self.chain.spec().chain_id))
     }
 
-    async fn syncing(&self) -> JsonRpcResult<SyncStatus> {
+    async fn syncing(&self) -> JsonRpcResult<Syncing> {
         Ok(convert::sync_status(
             self.net.sync(),
             self.chain.head().header.number,

@@ -11,7 +11,7 @@ use jsonrpsee::{
     types::ErrorObjectOwned,
     PendingSubscriptionSink, SubscriptionMessage, SubscriptionSink,
 };
-use l2node_api::EthPubSubApiServer;
+use l2node_api::{types::Syncing, EthPubSubApiServer};
 use serde::Serialize;
 use tokio::sync::{
     broadcast::{self, error::RecvError},
@@ -117,10 +117,8 @@ async fn forward_sync(
                 let progress = *rx.borrow_and_update();
                 let status = convert::sync_status(progress, chain.head().header.number);
                 let out = match status {
-                    alloy_rpc_types_eth::SyncStatus::Info(info) => {
-                        serde_json::json!({ "syncing": true, "status": info })
-                    }
-                    alloy_rpc_types_eth::SyncStatus::None => serde_json::Value::Bool(false),
+                    Syncing::Progress(p) => serde_json::json!({ "syncing": true, "status": p }),
+                    Syncing::No => serde_json::Value::Bool(false),
                 };
                 let Ok(msg) = SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &out) else { continue };
                 if sink.send(msg).await.is_err() {
