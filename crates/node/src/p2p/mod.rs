@@ -738,6 +738,23 @@ impl Service {
                 message_id,
                 message,
             })) => self.on_gossip(propagation_source, message_id, message),
+            SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Subscribed {
+                topic,
+                ..
+            })) if !self.cfg.sequencer && topic == self.txs_topic.hash() => {
+                // A peer (a sequencer back after a restart) can take transactions again: pass
+                // on what waited here meanwhile.
+                let pending: Vec<Bytes> = self
+                    .pool
+                    .content()
+                    .pending
+                    .into_values()
+                    .flat_map(|txs| txs.into_values().map(|t| t.raw.clone()))
+                    .collect();
+                for raw in pending {
+                    self.publish(self.txs_topic.clone(), raw);
+                }
+            }
             SwarmEvent::Behaviour(BehaviourEvent::Sync(ev)) => self.on_sync_event(ev),
             _ => {}
         }

@@ -107,6 +107,7 @@ async fn forward_sync(
     mut rx: watch::Receiver<Option<crate::p2p::SyncProgress>>,
     chain: Arc<Chain>,
 ) {
+    let mut syncing = rx.borrow_and_update().is_some();
     loop {
         tokio::select! {
             _ = sink.closed() => return,
@@ -115,8 +116,12 @@ async fn forward_sync(
                     return;
                 }
                 let progress = *rx.borrow_and_update();
-                let status = convert::sync_status(progress, chain.head().header.number);
-                let out = match status {
+                // Only a start or an end is news (progress is what eth_syncing is for).
+                if progress.is_some() == syncing {
+                    continue;
+                }
+                syncing = progress.is_some();
+                let out = match convert::sync_status(progress, chain.head().header.number) {
                     Syncing::Progress(p) => serde_json::json!({ "syncing": true, "status": p }),
                     Syncing::No => serde_json::Value::Bool(false),
                 };
