@@ -29,6 +29,12 @@ declare_api! {
         /// `false`, or the sync progress of a follower.
         #[method(name = "eth_syncing")]
         async fn syncing(&self) -> RpcResult<Syncing>;
+        /// The base fee per blob gas of the head block (`null` before Cancun).
+        #[method(name = "eth_blobBaseFee")]
+        async fn blob_base_fee(&self) -> RpcResult<Option<U256>>;
+        /// The address the sequencer seals with; an error on a node that does not seal.
+        #[method(name = "eth_coinbase")]
+        async fn coinbase(&self) -> RpcResult<Address>;
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
         async fn block_number(&self) -> RpcResult<U64>;
@@ -264,6 +270,31 @@ declare_api! {
         /// This node: its id, listen addresses and chain.
         #[method(name = "admin_nodeInfo")]
         fn node_info(&self) -> RpcResult<AdminNodeInfo>;
+    }
+
+    /// The `debug_` namespace: raw encodings (off by default, like geth's and Besu's DEBUG).
+    #[table(DEBUG_METHODS, server = DebugApiServer)]
+    pub trait DebugApi {
+        /// The RLP of a block's header.
+        #[method(name = "debug_getRawHeader")]
+        async fn raw_header(&self, block: BlockId) -> RpcResult<Bytes>;
+        /// The RLP of a block.
+        #[method(name = "debug_getRawBlock")]
+        async fn raw_block(&self, block: BlockId) -> RpcResult<Bytes>;
+        /// The EIP-2718 encoding of each receipt of a block.
+        #[method(name = "debug_getRawReceipts")]
+        async fn raw_receipts(&self, block: BlockId) -> RpcResult<Vec<Bytes>>;
+        /// The EIP-2718 encoding of a transaction, mined or pooled (`0x` when unknown).
+        #[method(name = "debug_getRawTransaction")]
+        async fn raw_transaction(&self, hash: B256) -> RpcResult<Bytes>;
+    }
+
+    /// The `rpc_` namespace, served on every transport.
+    #[table(RPC_METHODS, server = RpcApiServer)]
+    pub trait RpcApi {
+        /// The namespaces this transport serves, each with version "1.0".
+        #[method(name = "rpc_modules")]
+        fn modules(&self) -> RpcResult<std::collections::BTreeMap<String, String>>;
     }
 
     /// The `txpool_` namespace.

@@ -289,7 +289,9 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
             }
         }));
     }
-    let module = rpc::build_module(chain.clone(), pool.clone(), net.clone(), cfg.rpc.clone());
+    let mut rpc_cfg = cfg.rpc.clone();
+    rpc_cfg.coinbase = cfg.signer.as_ref().map(|k| k.address());
+    let module = rpc::build_module(chain.clone(), pool.clone(), net.clone(), rpc_cfg);
     let mut server_cfg = cfg.rpc_server.clone();
     {
         let (chain, net) = (chain.clone(), net.clone());

@@ -149,6 +149,7 @@ impl FeeOracle {
         };
         let mut rewards = Vec::new();
         let mut last = None;
+        let mut any_blobs = false;
         for n in oldest..=newest {
             let (block, pending_receipts) = match &pending {
                 Some(p) if n == p.block.header.number => (p.block.clone(), Some(&p.receipts)),
@@ -163,8 +164,18 @@ impl FeeOracle {
             } else {
                 h.gas_used as f64 / h.gas_limit as f64
             });
-            history.base_fee_per_blob_gas.push(blob_base_fee(h));
-            history.blob_gas_used_ratio.push(0.0);
+            let spec = self.chain.spec();
+            let blob_params = spec.blob_params_at(h.timestamp);
+            any_blobs |= blob_params.is_some();
+            history
+                .base_fee_per_blob_gas
+                .push(blob_base_fee(spec, h).unwrap_or_default());
+            history.blob_gas_used_ratio.push(match blob_params {
+                Some(p) if p.max_blob_gas_per_block() > 0 => {
+                    h.blob_gas_used.unwrap_or_default() as f64 / p.max_blob_gas_per_block() as f64
+                }
+                _ => 0.0,
+            });
             if let Some(p) = percentiles {
                 let receipts = match pending_receipts {
                     Some(r) => r.clone(),
@@ -175,10 +186,23 @@ impl FeeOracle {
             last = Some(block.header);
         }
         if let Some(h) = last {
+            let spec = self.chain.spec();
             history
                 .base_fee_per_gas
-                .push(self.chain.spec().next_base_fee(&h) as u128);
-            history.base_fee_per_blob_gas.push(blob_base_fee(&h));
+                .push(spec.next_base_fee(&h) as u128);
+            // The next block's blob base fee, under the blob parameters of its fork (at least
+            // one second after its parent).
+            let next = spec.blob_params_at(h.timestamp + 1);
+            any_blobs |= next.is_some();
+            history.base_fee_per_blob_gas.push(next.map_or(0, |p| {
+                h.next_block_blob_fee(p)
+                    .unwrap_or_else(|| p.calc_blob_fee(0))
+            }));
+        }
+        if !any_blobs {
+            // Before Cancun geth leaves the blob fields out.
+            history.base_fee_per_blob_gas.clear();
+            history.blob_gas_used_ratio.clear();
         }
         if percentiles.is_some() {
             history.reward = Some(rewards);
@@ -187,10 +211,16 @@ impl FeeOracle {
     }
 }
 
-fn blob_base_fee(h: &alloy_consensus::Header) -> u128 {
-    h.excess_blob_gas
-        .map(alloy_eips::eip4844::calc_blob_gasprice)
-        .unwrap_or_default()
+/// The blob base fee of block `h` (eth_blobBaseFee of a head): from its excess blob gas under
+/// the blob parameters of its fork; `None` before Cancun.
+pub fn blob_base_fee(
+    spec: &crate::chainspec::ChainSpec,
+    h: &alloy_consensus::Header,
+) -> Option<u128> {
+    Some(
+        spec.blob_params_at(h.timestamp)?
+            .calc_blob_fee(h.excess_blob_gas?),
+    )
 }
 
 /// Effective tip of a mined transaction.

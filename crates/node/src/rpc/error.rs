@@ -39,6 +39,13 @@ pub enum RpcError {
     /// An EIP-1898 block hash is not held (geth's wording for state reads).
     #[error("header for hash not found")]
     HeaderForHashNotFound,
+    /// A block, header or other object asked for by id is not held (geth's "header #N not
+    /// found" of the debug methods).
+    #[error("{0}")]
+    NotFound(String),
+    /// `eth_coinbase` on a node that does not seal (geth's wording).
+    #[error("etherbase must be explicitly specified")]
+    NoEtherbase,
     /// A filter id is unknown or expired.
     #[error("filter not found")]
     FilterNotFound,
@@ -102,6 +109,8 @@ impl From<RpcError> for ErrorObjectOwned {
             RpcError::HeaderNotFound
             | RpcError::HeaderForHashNotFound
             | RpcError::FilterNotFound
+            | RpcError::NotFound(_)
+            | RpcError::NoEtherbase
             | RpcError::NoKarma
             | RpcError::Logs(LogsError::UnknownBlock)
             | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,

@@ -195,6 +195,15 @@ impl EthApiServer for EthRpc {
         ))
     }
 
+    async fn blob_base_fee(&self) -> JsonRpcResult<Option<U256>> {
+        let head = self.chain.head();
+        Ok(crate::fees::blob_base_fee(self.chain.spec(), &head.header).map(U256::from))
+    }
+
+    async fn coinbase(&self) -> JsonRpcResult<Address> {
+        Ok(self.cfg.coinbase.ok_or(RpcError::NoEtherbase)?)
+    }
+
     async fn block_number(&self) -> JsonRpcResult<U64> {
         Ok(U64::from(self.chain.head().header.number))
     }

@@ -4,6 +4,7 @@
 mod accept;
 mod convert;
 mod dashboard;
+mod debug;
 pub mod error;
 mod eth;
 mod filters;
@@ -19,8 +20,8 @@ use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
 use l2node_api::{
-    AdminApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer, L2ApiServer, NetApiServer,
-    TxpoolApiServer, Web3ApiServer,
+    AdminApiServer, DebugApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer,
+    L2ApiServer, NetApiServer, RpcApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
 use crate::{chain::Chain, constants, p2p::NetStatus, pool::Pool};
@@ -43,6 +44,8 @@ pub struct RpcConfig {
     pub filter_timeout_secs: u64,
     /// Most polling filters installed at once.
     pub max_filters: usize,
+    /// The sequencer's sealing address (`eth_coinbase`); `None` on a node that does not seal.
+    pub coinbase: Option<alloy_primitives::Address>,
 }
 
 impl Default for RpcConfig {
@@ -54,6 +57,7 @@ impl Default for RpcConfig {
             max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
             filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,
             max_filters: constants::MAX_FILTERS,
+            coinbase: None,
         }
     }
 }
@@ -71,6 +75,9 @@ pub enum Namespace {
     Txpool,
     /// `l2_` (and `linea_estimateGas`): Karma-aware fees.
     L2,
+    /// `debug_`: raw encodings of blocks, headers, receipts and transactions (off by default,
+    /// like geth's and Besu's DEBUG).
+    Debug,
     /// `admin_`: peers and this node's network identity, for operators (off by default, like
     /// geth's and Besu's ADMIN).
     Admin,
@@ -81,7 +88,7 @@ pub enum Namespace {
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 7] = [
+    pub const ALL: [Namespace; 8] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -89,6 +96,7 @@ impl Namespace {
         Self::L2,
         Self::L2admin,
         Self::Admin,
+        Self::Debug,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -101,6 +109,7 @@ impl Namespace {
             Self::L2 => "l2",
             Self::L2admin => "l2admin",
             Self::Admin => "admin",
+            Self::Debug => "debug",
         }
     }
 
@@ -130,7 +139,7 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN")
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG")
             })
     }
 }
@@ -150,6 +159,14 @@ pub fn build_module(
 ) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
+    module
+        .merge(DebugApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(RpcApiServer::into_rpc(debug::RpcModules(
+            Namespace::ALL.to_vec(),
+        )))
+        .expect("unique names");
     module
         .merge(L2ApiServer::into_rpc(eth.clone()))
         .expect("unique names");

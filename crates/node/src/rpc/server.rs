@@ -213,6 +213,13 @@ fn serving(module: &RpcModule<()>, apis: &[Namespace]) -> Methods {
             served.remove_method(name);
         }
     }
+    // `rpc_modules` names what this transport serves.
+    served.remove_method("rpc_modules");
+    served
+        .merge(l2node_api::RpcApiServer::into_rpc(
+            super::debug::RpcModules(apis.to_vec()),
+        ))
+        .expect("rpc_modules removed above");
     served.into()
 }
 

@@ -4,6 +4,7 @@ mod bounded;
 mod common;
 mod connections;
 mod dashboard;
+mod debug_raw;
 mod fuzz;
 mod import;
 mod karma;

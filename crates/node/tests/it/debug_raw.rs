@@ -1,0 +1,110 @@
+//! debug_getRaw*, rpc_modules, eth_coinbase, eth_blobBaseFee and the blob fields of
+//! eth_feeHistory, against a real node.
+
+use alloy_consensus::{Block, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_eips::eip2718::Decodable2718;
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use alloy_rlp::Decodable;
+use jsonrpsee::{core::client::ClientT, rpc_params};
+use l2node_node::{dev, rpc::Namespace};
+
+use crate::common::{account, transfer, TestNode};
+
+#[tokio::test]
+async fn raw_encodings_decode_to_the_served_objects() {
+    let node = TestNode::start().await;
+    let raw_tx = transfer(&account(0), 0, Address::repeat_byte(9), 5);
+    let hash: B256 = node
+        .request("eth_sendRawTransaction", rpc_params![&raw_tx])
+        .await;
+    let receipt = node.wait_receipt(hash).await;
+    let block: serde_json::Value = node
+        .request("eth_getBlockByNumber", rpc_params!["0x1", false])
+        .await;
+
+    let header: Bytes = node.request("debug_getRawHeader", rpc_params!["0x1"]).await;
+    assert_eq!(
+        format!("{:?}", keccak256(&header)),
+        block["hash"].as_str().unwrap()
+    );
+    Header::decode(&mut &header[..]).unwrap();
+    let raw_block: Bytes = node
+        .request("debug_getRawBlock", rpc_params![block["hash"].clone()])
+        .await;
+    let decoded = Block::<TxEnvelope>::decode(&mut &raw_block[..]).unwrap();
+    assert_eq!(decoded.body.transactions.len(), 1);
+    assert_eq!(*decoded.body.transactions[0].tx_hash(), hash);
+    let receipts: Vec<Bytes> = node
+        .request("debug_getRawReceipts", rpc_params!["latest"])
+        .await;
+    assert_eq!(receipts.len(), 1);
+    let r = ReceiptEnvelope::decode_2718(&mut &receipts[0][..]).unwrap();
+    assert_eq!(
+        format!("{:#x}", r.cumulative_gas_used()),
+        receipt["cumulativeGasUsed"].as_str().unwrap()
+    );
+    let tx: Bytes = node
+        .request("debug_getRawTransaction", rpc_params![hash])
+        .await;
+    assert_eq!(tx, raw_tx);
+    let unknown: Bytes = node
+        .request("debug_getRawTransaction", rpc_params![B256::repeat_byte(1)])
+        .await;
+    assert!(
+        unknown.is_empty(),
+        "geth answers 0x for an unknown transaction"
+    );
+
+    let err = node
+        .http
+        .request::<Bytes, _>("debug_getRawBlock", rpc_params!["0x99"])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("block #153 not found"), "{err}");
+}
+
+#[tokio::test]
+async fn modules_coinbase_and_blob_fees() {
+    let node = TestNode::start_with(|c| {
+        c.rpc_server.http_apis = vec![Namespace::Eth, Namespace::Net];
+    })
+    .await;
+    let modules: serde_json::Value = node.request("rpc_modules", rpc_params![]).await;
+    assert_eq!(
+        modules,
+        serde_json::json!({"eth": "1.0", "net": "1.0", "rpc": "1.0"})
+    );
+    let coinbase: Address = node.request("eth_coinbase", rpc_params![]).await;
+    assert_eq!(coinbase, dev::dev_sequencer().address());
+    // The dev chain runs Cancun and later from genesis: the minimum blob base fee.
+    let fee: U256 = node.request("eth_blobBaseFee", rpc_params![]).await;
+    assert_eq!(fee, U256::from(1));
+    let history: serde_json::Value = node
+        .request(
+            "eth_feeHistory",
+            rpc_params!["0x1", "latest", Vec::<f64>::new()],
+        )
+        .await;
+    assert_eq!(
+        history["baseFeePerBlobGas"],
+        serde_json::json!(["0x1", "0x1"])
+    );
+    assert_eq!(history["blobGasUsedRatio"], serde_json::json!([0.0]));
+
+    let follower = TestNode::start_with(|c| {
+        c.signer = None;
+        c.karma.slasher = None;
+    })
+    .await;
+    let err = follower
+        .http
+        .request::<Address, _>("eth_coinbase", rpc_params![])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("etherbase must be explicitly specified"),
+        "{err}"
+    );
+}
