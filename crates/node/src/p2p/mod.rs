@@ -403,7 +403,7 @@ fn run_importer(
         let result = match job {
             ImportJob::Range { peer, blocks } => Done::Range {
                 peer,
-                refusal: sync::import_range(chain, &blocks).1,
+                refusal: sync::import_range(chain, &blocks).err(),
             },
             ImportJob::Gossip { peer, id, raw } => Done::Gossip {
                 peer,

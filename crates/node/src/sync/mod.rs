@@ -2,8 +2,6 @@
 //! follower that is behind asks with, and the importer that feeds every block (from a range or
 //! from gossip) through [`Chain::import`], the one execute-verify-commit path.
 
-use std::sync::Arc;
-
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
@@ -165,18 +163,13 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
     }
 }
 
-/// Imports a range in order; stops at the first refusal. Returns the last imported or known
-/// number (if any) and the refusal. Only the range's last block waits for the disk
-/// ([`Chain::import_with`]).
-pub fn import_range(chain: &Arc<Chain>, blocks: &[Bytes]) -> (Option<u64>, Option<ImportRefusal>) {
-    let mut last = None;
+/// Imports a range in order, stopping at the first refusal. Only the range's last block waits
+/// for the disk ([`Chain::import_with`]).
+pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal> {
     for (i, raw) in blocks.iter().enumerate() {
-        match import_raw_with(chain, raw, i + 1 == blocks.len()) {
-            Ok(Imported::New(n) | Imported::Known(n)) => last = Some(n),
-            Err(e) => return (last, Some(e)),
-        }
+        import_raw_with(chain, raw, i + 1 == blocks.len())?;
     }
-    (last, None)
+    Ok(())
 }
 
 /// The follower's range planner: which blocks to ask for next, given our head, what is
