@@ -48,6 +48,8 @@ pub enum ParamKind {
     Json,
     /// The id `eth_subscribe` answered, as `eth_unsubscribe` takes it.
     SubscriptionId,
+    /// geth's tracer options (`debug_trace*`).
+    TracerOptions,
 }
 
 /// A Rust type used as an RPC parameter: how it is described to users and what it holds.
@@ -99,6 +101,10 @@ params! {
     String => Text, "a string";
     Value => Json, "any JSON value";
     SubscriptionId => SubscriptionId, "a subscription id as returned by eth_subscribe";
+    crate::types::GethDebugTracingOptions => TracerOptions,
+        "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
+    crate::types::GethDebugTracingCallOptions => TracerOptions,
+        "tracer options {tracer, tracerConfig, ..., stateOverrides, blockOverrides}";
 }
 
 impl<T: Param> Param for Option<T> {

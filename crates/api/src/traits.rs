@@ -287,6 +287,37 @@ declare_api! {
         /// The EIP-2718 encoding of a transaction, mined or pooled (`0x` when unknown).
         #[method(name = "debug_getRawTransaction")]
         async fn raw_transaction(&self, hash: B256) -> RpcResult<Bytes>;
+        /// A mined transaction replayed under one of geth's tracers (the struct logger by
+        /// default; `callTracer`, `prestateTracer`, `4byteTracer`, `noopTracer`,
+        /// `flatCallTracer`, `muxTracer`).
+        #[method(name = "debug_traceTransaction")]
+        async fn trace_transaction(
+            &self,
+            hash: B256,
+            opts: Option<GethDebugTracingOptions>,
+        ) -> RpcResult<GethTrace>;
+        /// A call like `eth_call`, traced.
+        #[method(name = "debug_traceCall")]
+        async fn trace_call(
+            &self,
+            call: TransactionRequest,
+            block: Option<BlockId>,
+            opts: Option<GethDebugTracingCallOptions>,
+        ) -> RpcResult<GethTrace>;
+        /// Every transaction of a block by number, traced.
+        #[method(name = "debug_traceBlockByNumber")]
+        async fn trace_block_by_number(
+            &self,
+            block: BlockNumberOrTag,
+            opts: Option<GethDebugTracingOptions>,
+        ) -> RpcResult<Vec<TraceResult>>;
+        /// Every transaction of a block by hash, traced.
+        #[method(name = "debug_traceBlockByHash")]
+        async fn trace_block_by_hash(
+            &self,
+            hash: B256,
+            opts: Option<GethDebugTracingOptions>,
+        ) -> RpcResult<Vec<TraceResult>>;
     }
 
     /// The `rpc_` namespace, served on every transport.

@@ -320,3 +320,6 @@ pub const SYNC_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_
 /// A follower counts as syncing (not merely following gossip) once the best peer is more than
 /// this many blocks ahead: one block behind is the normal state between a seal and its gossip.
 pub const SYNC_DISTANCE: u64 = 1;
+/// How long stopping a node waits for its blocking jobs (a block build, an EVM call, a trace)
+/// to finish: the longest of them is bounded by the EVM call timeout (5 s).
+pub const NODE_STOP_JOBS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -8,7 +8,7 @@ use alloy_signer_local::PrivateKeySigner;
 use crate::{
     chain::{Chain, ChainError},
     chainspec::ChainSpec,
-    constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH},
+    constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH, NODE_STOP_JOBS_TIMEOUT},
     fees::pricing::PricingInputs,
     karma::Karma,
     metrics::{self, MetricsConfig, MetricsError},
@@ -122,7 +122,10 @@ impl Drop for NodeHandle {
 }
 
 impl NodeHandle {
-    /// Stops mining and the servers and waits for them. Committed blocks are already durable.
+    /// Stops mining, peers and the servers and waits for them, and for the blocking jobs they
+    /// started (a block being built, a request being answered) to let go of the chain, so the
+    /// data directory can be opened again once this returns. Committed blocks are already
+    /// durable.
     pub async fn stop(mut self) {
         if let Some(m) = self.miner.take() {
             m.abort();
@@ -137,6 +140,15 @@ impl NodeHandle {
         }
         self.rpc.stop();
         self.rpc.clone().stopped().await;
+        // Aborting a task does not stop a blocking job it started; those end on their own.
+        let deadline = std::time::Instant::now() + NODE_STOP_JOBS_TIMEOUT;
+        while Arc::strong_count(&self.chain) > 1 || Arc::strong_count(&self.pool) > 1 {
+            if std::time::Instant::now() > deadline {
+                tracing::warn!(target: "l2node::node", "stopped with blocking jobs still running");
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
     }
 }
 

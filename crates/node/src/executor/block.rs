@@ -124,7 +124,7 @@ impl BuiltBlock {
     }
 }
 
-type Db<'a> = State<StateDb<'a>>;
+pub(super) type Db<'a> = State<StateDb<'a>>;
 
 /// The chain spec as alloy-evm's block executor sees it.
 ///
@@ -133,7 +133,7 @@ type Db<'a> = State<StateDb<'a>>;
 /// active from genesis here. Only the executor's post-block rewards read Paris: the EVM spec
 /// and block environment still come from the real [`ChainSpec`].
 #[derive(Debug, Clone, Copy)]
-struct ExecutorSpec<'a>(&'a ChainSpec);
+pub(super) struct ExecutorSpec<'a>(pub(super) &'a ChainSpec);
 
 impl EthereumHardforks for ExecutorSpec<'_> {
     fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
@@ -150,7 +150,7 @@ impl EthExecutorSpec for ExecutorSpec<'_> {
     }
 }
 
-fn new_state(reader: &dyn StateReader) -> Db<'_> {
+pub(super) fn new_state(reader: &dyn StateReader) -> Db<'_> {
     State::builder()
         .with_database(StateDb::new(reader))
         .with_bundle_update()
@@ -189,21 +189,12 @@ pub fn execute_block(
     }
     let header = &block.header;
     let evm = EthEvmFactory::default().create_evm(new_state(state), evm_env(spec, header));
-    let ctx = EthBlockExecutionCtx {
-        parent_hash: header.parent_hash,
-        parent_beacon_block_root: header.parent_beacon_block_root,
-        ommers: &block.body.ommers,
-        withdrawals: block
-            .body
-            .withdrawals
-            .as_ref()
-            .map(|w| Cow::Borrowed(&w.0[..])),
-        extra_data: header.extra_data.clone(),
-        tx_count_hint: Some(txs.len()),
-        slot_number: header.slot_number,
-    };
-    let mut executor =
-        EthBlockExecutor::new(evm, ctx, ExecutorSpec(spec), AlloyReceiptBuilder::default());
+    let mut executor = EthBlockExecutor::new(
+        evm,
+        execution_ctx(block),
+        ExecutorSpec(spec),
+        AlloyReceiptBuilder::default(),
+    );
     executor.apply_pre_execution_changes().map_err(block_err)?;
     let mut tx_gas_used = Vec::with_capacity(txs.len());
     for (tx, sender) in txs.iter().zip(senders) {
@@ -221,6 +212,24 @@ pub fn execute_block(
         requests: result.requests,
         changes,
     })
+}
+
+/// The block-level context the executor needs (system calls, withdrawals).
+pub(super) fn execution_ctx(block: &Block<TxEnvelope>) -> EthBlockExecutionCtx<'_> {
+    let header = &block.header;
+    EthBlockExecutionCtx {
+        parent_hash: header.parent_hash,
+        parent_beacon_block_root: header.parent_beacon_block_root,
+        ommers: &block.body.ommers,
+        withdrawals: block
+            .body
+            .withdrawals
+            .as_ref()
+            .map(|w| Cow::Borrowed(&w.0[..])),
+        extra_data: header.extra_data.clone(),
+        tx_count_hint: Some(block.body.transactions.len()),
+        slot_number: header.slot_number,
+    }
 }
 
 /// Builds the child of `parent` from `candidates` (in order).
@@ -371,7 +380,7 @@ pub fn build_block(
 }
 
 /// Maps an alloy-evm block error, keeping storage failures typed.
-fn block_err(err: BlockExecutionError) -> ExecError {
+pub(super) fn block_err(err: BlockExecutionError) -> ExecError {
     let boxed = match err {
         BlockExecutionError::Validation(BlockValidationError::InvalidTx { hash, error }) => {
             let reason = error

@@ -59,6 +59,9 @@ pub enum ExecError {
     /// The EVM failed for a reason of its own (not the state, the transaction or the header).
     #[error("EVM failure: {0}")]
     Evm(String),
+    /// A tracer could not be set up or finish (an unknown tracer, a bad tracer config).
+    #[error("{0}")]
+    Tracer(String),
 }
 
 fn decode_reason(output: &[u8]) -> Option<String> {

@@ -11,9 +11,11 @@ mod call;
 mod db;
 mod error;
 mod estimate;
+mod trace;
 
 pub use block::{build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock};
 pub use call::{call, create_access_list, CallEnv, CallOutput, CallRequest};
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;
+pub use trace::{trace_block, trace_call};

@@ -1,15 +1,20 @@
-//! The `debug_` raw-encoding methods (geth's `debug_getRaw*`) and `rpc_modules`.
+//! The `debug_` methods (geth's `debug_getRaw*` and `debug_trace*`) and `rpc_modules`.
 
 use std::collections::BTreeMap;
 
 use alloy_consensus::Block;
-use alloy_eips::{eip2718::Encodable2718, BlockId};
+use alloy_eips::{eip2718::Encodable2718, BlockId, BlockNumberOrTag};
 use alloy_primitives::{Bytes, B256};
 use alloy_rlp::Encodable;
+use alloy_rpc_types_eth::TransactionRequest;
 use jsonrpsee::core::{async_trait, RpcResult};
+use l2node_api::types::{
+    GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult,
+};
 use l2node_api::{DebugApiServer, RpcApiServer};
 
 use super::{error::RpcError, EthRpc, Namespace};
+use crate::executor::{self, CallRequest};
 
 impl EthRpc {
     /// The number of `id`, or geth's "header #N not found" / "header 0x.. not found".
@@ -30,6 +35,58 @@ impl EthRpc {
             BlockId::Number(tag) => self.chain.resolve_tag(tag),
         };
         Ok(n.ok_or_else(missing)?)
+    }
+
+    /// Replays block `n` on its parent's state under the tracer (only transaction `only`, or
+    /// all), off the async runtime.
+    async fn trace_block_number(
+        &self,
+        n: u64,
+        only: Option<usize>,
+        opts: GethDebugTracingOptions,
+    ) -> RpcResult<Vec<(B256, GethTrace)>> {
+        if n == 0 {
+            return Err(RpcError::NotFound("genesis is not traceable".into()).into());
+        }
+        let chain = self.chain.clone();
+        self.bounded(move || {
+            let storage = chain.storage();
+            let b = storage
+                .block(n)?
+                .ok_or_else(|| RpcError::NotFound(format!("block #{n} not found")))?;
+            let parent = storage.state_at(Some(n - 1))?;
+            let block = Block {
+                header: b.header,
+                body: b.body,
+            };
+            Ok(executor::trace_block(
+                chain.spec(),
+                &parent,
+                &block,
+                &b.senders,
+                only,
+                opts,
+            )?)
+        })
+        .await
+        .map_err(Into::into)
+    }
+
+    async fn trace_block_id(
+        &self,
+        id: BlockId,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<Vec<TraceResult>> {
+        let n = self.held(id, "block")?;
+        Ok(self
+            .trace_block_number(n, None, opts.unwrap_or_default())
+            .await?
+            .into_iter()
+            .map(|(hash, result)| TraceResult::Success {
+                result,
+                tx_hash: Some(hash),
+            })
+            .collect())
     }
 }
 
@@ -87,6 +144,63 @@ impl DebugApiServer for EthRpc {
             .get(&hash)
             .map(|t| t.raw.clone())
             .unwrap_or_default())
+    }
+
+    async fn trace_transaction(
+        &self,
+        hash: B256,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<GethTrace> {
+        let (n, i) = self
+            .chain
+            .storage()
+            .tx_location(&hash)
+            .map_err(RpcError::from)?
+            .ok_or_else(|| RpcError::NotFound("transaction not found".into()))?;
+        let mut traces = self
+            .trace_block_number(n, Some(i as usize), opts.unwrap_or_default())
+            .await?;
+        Ok(traces
+            .pop()
+            .ok_or_else(|| RpcError::NotFound("transaction not found".into()))?
+            .1)
+    }
+
+    async fn trace_call(
+        &self,
+        call: TransactionRequest,
+        block: Option<BlockId>,
+        opts: Option<GethDebugTracingCallOptions>,
+    ) -> RpcResult<GethTrace> {
+        let opts = opts.unwrap_or_default();
+        let req = CallRequest {
+            tx: call,
+            state_overrides: opts.state_overrides,
+            block_overrides: opts.block_overrides.map(Box::new),
+            gas_cap: self.cfg.gas_cap,
+        };
+        let tracing = opts.tracing_options;
+        Ok(self
+            .evm_call(block, move |at| {
+                Ok(executor::trace_call(at, &req, tracing)?)
+            })
+            .await?)
+    }
+
+    async fn trace_block_by_number(
+        &self,
+        block: BlockNumberOrTag,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<Vec<TraceResult>> {
+        self.trace_block_id(BlockId::Number(block), opts).await
+    }
+
+    async fn trace_block_by_hash(
+        &self,
+        hash: B256,
+        opts: Option<GethDebugTracingOptions>,
+    ) -> RpcResult<Vec<TraceResult>> {
+        self.trace_block_id(BlockId::from(hash), opts).await
     }
 }
 

@@ -108,3 +108,145 @@ async fn modules_coinbase_and_blob_fees() {
         "{err}"
     );
 }
+
+/// Init code of a contract whose runtime stores its first calldata word in slot 0.
+const STORE_WORD: &str = "6007600c60003960076000f3600035600055 00";
+
+#[tokio::test]
+async fn geth_tracers_on_transactions_calls_and_blocks() {
+    use alloy_primitives::TxKind;
+
+    use crate::common::signed_tx;
+
+    let node = TestNode::start().await;
+    let init: Bytes = STORE_WORD.replace(' ', "").parse().unwrap();
+    let deploy = signed_tx(&account(0), 0, TxKind::Create, U256::ZERO, init, 100_000);
+    let hash: B256 = node
+        .request("eth_sendRawTransaction", rpc_params![deploy])
+        .await;
+    let receipt = node.wait_receipt(hash).await;
+    let contract: Address = serde_json::from_value(receipt["contractAddress"].clone()).unwrap();
+    let word = B256::with_last_byte(42);
+    let call = signed_tx(
+        &account(0),
+        1,
+        TxKind::Call(contract),
+        U256::ZERO,
+        word.into(),
+        60_000,
+    );
+    let hash: B256 = node
+        .request("eth_sendRawTransaction", rpc_params![call])
+        .await;
+    let receipt = node.wait_receipt(hash).await;
+
+    let logs: serde_json::Value = node
+        .request("debug_traceTransaction", rpc_params![hash])
+        .await;
+    assert_eq!(logs["failed"], false);
+    assert_eq!(
+        logs["gas"],
+        receipt["gasUsed"]
+            .as_str()
+            .map(|g| u64::from_str_radix(&g[2..], 16).unwrap())
+            .unwrap()
+    );
+    let ops: Vec<&str> = logs["structLogs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["op"].as_str().unwrap())
+        .collect();
+    assert_eq!(ops, ["PUSH1", "CALLDATALOAD", "PUSH1", "SSTORE", "STOP"]);
+
+    let calls: serde_json::Value = node
+        .request(
+            "debug_traceTransaction",
+            rpc_params![hash, serde_json::json!({"tracer": "callTracer"})],
+        )
+        .await;
+    assert_eq!(calls["type"], "CALL");
+    assert_eq!(calls["to"], serde_json::json!(contract));
+    assert_eq!(calls["input"], serde_json::json!(word));
+
+    let pre: serde_json::Value = node
+        .request(
+            "debug_traceTransaction",
+            rpc_params![
+                hash,
+                serde_json::json!({"tracer": "prestateTracer", "tracerConfig": {"diffMode": true}})
+            ],
+        )
+        .await;
+    let key = format!("{contract:#x}");
+    assert_eq!(
+        pre["post"][&key]["storage"][format!("{:#x}", B256::ZERO)],
+        serde_json::json!(word)
+    );
+
+    // The same call, not mined: a call tracer on eth_call's terms.
+    let traced: serde_json::Value = node
+        .request(
+            "debug_traceCall",
+            rpc_params![
+                serde_json::json!({"from": account(1).address(), "to": contract, "input": B256::with_last_byte(7)}),
+                "latest",
+                serde_json::json!({"tracer": "callTracer"})
+            ],
+        )
+        .await;
+    assert_eq!(traced["type"], "CALL");
+    assert_eq!(traced["from"], serde_json::json!(account(1).address()));
+
+    let block: Vec<serde_json::Value> = node
+        .request(
+            "debug_traceBlockByNumber",
+            rpc_params![
+                receipt["blockNumber"].clone(),
+                serde_json::json!({"tracer": "4byteTracer"})
+            ],
+        )
+        .await;
+    assert_eq!(block.len(), 1);
+    assert_eq!(block[0]["txHash"], serde_json::json!(hash));
+    let by_hash: Vec<serde_json::Value> = node
+        .request(
+            "debug_traceBlockByHash",
+            rpc_params![
+                receipt["blockHash"].clone(),
+                serde_json::json!({"tracer": "noopTracer"})
+            ],
+        )
+        .await;
+    assert_eq!(by_hash[0]["result"], serde_json::json!({}));
+
+    for (params, want) in [(rpc_params![B256::repeat_byte(3)], "transaction not found")] {
+        let err = node
+            .http
+            .request::<serde_json::Value, _>("debug_traceTransaction", params)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(want), "{err}");
+    }
+    let err = node
+        .http
+        .request::<serde_json::Value, _>("debug_traceBlockByNumber", rpc_params!["0x0"])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("genesis is not traceable"), "{err}");
+    let err = node
+        .http
+        .request::<serde_json::Value, _>(
+            "debug_traceTransaction",
+            rpc_params![hash, serde_json::json!({"tracer": "noSuchTracer"})],
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("-32000") || err.to_lowercase().contains("tracer"),
+        "{err}"
+    );
+}

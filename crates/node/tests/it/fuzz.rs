@@ -348,6 +348,18 @@ fn kind(k: ParamKind, known: &Known) -> BoxedStrategy<Value> {
         .boxed(),
         // The only free-form parameters: eth_subscribe's options (a log filter) and the near miss.
         ParamKind::Json => prop_oneof![1 => filter_object(known), 1 => arb_json()].boxed(),
+        ParamKind::TracerOptions => prop_oneof![
+            2 => prop::sample::select(vec![
+                "callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
+                "muxTracer", "unknownTracer", ""
+            ])
+            .prop_map(|t| json!({ "tracer": t })),
+            1 => Just(json!({ "disableStack": true, "enableMemory": true, "limit": 3 })),
+            1 => Just(json!({ "tracer": "callTracer", "tracerConfig": { "onlyTopCall": true, "withLog": true } })),
+            1 => Just(json!({ "tracer": "prestateTracer", "tracerConfig": { "diffMode": true } })),
+            1 => arb_json()
+        ]
+        .boxed(),
     }
 }
 
