@@ -13,6 +13,7 @@ HTTP_PORT="${E2E_HTTP_PORT:-18645}"
 WS_PORT="${E2E_WS_PORT:-18646}"
 "$ROOT/target/debug/l2node" run --dev --block-time 1 --data-path "$DATA" \
   --rpc-http-port "$HTTP_PORT" --rpc-ws-port "$WS_PORT" --p2p-host 127.0.0.1 --p2p-port 0 \
+  --rpc-http-api ETH,NET,WEB3,L2,DEBUG --rpc-ws-api ETH,NET,WEB3,L2,DEBUG \
   >"$DATA/node.log" 2>&1 &
 NODE=$!
 cleanup() {

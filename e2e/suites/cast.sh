@@ -88,6 +88,15 @@ B=$(c call "$TOKEN" "balanceOf(address)(uint256)" "$TO" | awk '{print $1}')
 NLOGS=$(echo "$OUT" | jget logs | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s||"[]").length))')
 [ "$NLOGS" = 1 ]; check "transfer receipt carries exactly one log" $? "$NLOGS"
 
+# 8b. replays: cast run re-executes the transfer on the parent block's state (archive reads),
+# cast call --trace traces a call locally, both with the node as the state source.
+RUN=$(timeout 120 "$CAST" run "$TTX" 2>&1)
+echo "$RUN" | grep -q "transfer(" && echo "$RUN" | grep -q "Transfer(" && echo "$RUN" | grep -q "Transaction successfully executed"
+check "cast run replays the token transfer with its call and Transfer event" $? "$RUN"
+TRACE=$(c call --trace "$TOKEN" "transfer(address,uint256)" "$TO" 1 --from "$FROM")
+echo "$TRACE" | grep -q "transfer(" && echo "$TRACE" | grep -q "Transfer("
+check "cast call --trace shows the call and its Transfer event" $? "$TRACE"
+
 # 9. logs with event signature and address filter
 TB=$(( TBLOCK ))
 LOGS=$(c logs --from-block "$TB" --to-block "$TB" --address "$TOKEN" "Transfer(address indexed,address indexed,uint256)" --json)

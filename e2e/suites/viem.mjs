@@ -106,6 +106,19 @@ await test('writeContract transfer, receipt success with one Transfer log', asyn
   assert.equal(await pub.readContract({ address: token, abi, functionName: 'balanceOf', args: [OTHER] }) >= 777n, true);
 });
 
+await test('debug_traceTransaction with callTracer: the transfer call and its Transfer log', async () => {
+  const trace = await pub.request({
+    method: 'debug_traceTransaction',
+    params: [transferReceipt.transactionHash, { tracer: 'callTracer', tracerConfig: { withLog: true } }],
+  });
+  assert.equal(trace.type, 'CALL');
+  assert.equal(trace.from.toLowerCase(), account.address.toLowerCase());
+  assert.equal(trace.to.toLowerCase(), token.toLowerCase());
+  assert.equal(BigInt(trace.gasUsed), transferReceipt.gasUsed);
+  assert.equal(trace.logs.length, 1);
+  assert.equal(trace.logs[0].topics[0], transferReceipt.logs[0].topics[0]);
+});
+
 await test('getTransaction / getTransactionReceipt agree with the sent tx', async () => {
   const tx = await pub.getTransaction({ hash: transferReceipt.transactionHash });
   assert.equal(tx.from.toLowerCase(), account.address.toLowerCase());

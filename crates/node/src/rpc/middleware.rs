@@ -140,11 +140,11 @@ impl<S> WireRules<S> {
         if !self.rules.disabled.contains(method) {
             return None;
         }
-        let namespace = method
-            .split('_')
-            .next()
-            .unwrap_or(method)
-            .to_ascii_uppercase();
+        // The namespace's flag name (`linea_estimateGas` belongs to L2).
+        let namespace = super::Namespace::of(method).map_or_else(
+            || method.split('_').next().unwrap_or(method).to_ascii_uppercase(),
+            |n| n.to_string(),
+        );
         Some(
             RpcError::MethodNotFound(format!(
                 "{method} is not enabled on this server: add {namespace} to {}",
