@@ -142,7 +142,13 @@ impl<S> WireRules<S> {
         }
         // The namespace's flag name (`linea_estimateGas` belongs to L2).
         let namespace = super::Namespace::of(method).map_or_else(
-            || method.split('_').next().unwrap_or(method).to_ascii_uppercase(),
+            || {
+                method
+                    .split('_')
+                    .next()
+                    .unwrap_or(method)
+                    .to_ascii_uppercase()
+            },
             |n| n.to_string(),
         );
         Some(
