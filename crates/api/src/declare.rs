@@ -101,6 +101,7 @@ params! {
     String => Text, "a string";
     Value => Json, "any JSON value";
     SubscriptionId => SubscriptionId, "a subscription id as returned by eth_subscribe";
+    crate::types::StorageSlot => Hash, "a storage slot as hex, at most 32 bytes";
     crate::types::GethDebugTracingOptions => TracerOptions,
         "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
     crate::types::GethDebugTracingCallOptions => TracerOptions,

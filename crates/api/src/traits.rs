@@ -55,7 +55,7 @@ declare_api! {
         async fn storage_at(
             &self,
             address: Address,
-            slot: U256,
+            slot: StorageSlot,
             block: Option<BlockId>,
         ) -> RpcResult<B256>;
         /// Executes a call without a transaction.

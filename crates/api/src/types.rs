@@ -252,3 +252,66 @@ mod syncing_tests {
         assert!(serde_json::from_str::<Syncing>("true").is_err());
     }
 }
+
+/// A storage slot as `eth_getStorageAt` takes it, by geth's rule: hex (the `0x` is optional,
+/// an odd number of digits is allowed), at most 32 bytes, left-padded. A longer key is refused,
+/// not truncated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageSlot(pub alloy_primitives::B256);
+
+impl Serialize for StorageSlot {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for StorageSlot {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let s = String::deserialize(d)?;
+        let digits = s
+            .strip_prefix("0x")
+            .or_else(|| s.strip_prefix("0X"))
+            .unwrap_or(&s);
+        let padded;
+        let digits = if digits.len() % 2 == 1 {
+            padded = format!("0{digits}");
+            &padded
+        } else {
+            digits
+        };
+        let bytes = alloy_primitives::hex::decode(digits)
+            .map_err(|_| D::Error::custom("hex string invalid"))?;
+        if bytes.len() > 32 {
+            return Err(D::Error::custom(format!(
+                "hex string too long ({} bytes), want at most 32 bytes",
+                bytes.len()
+            )));
+        }
+        Ok(Self(alloy_primitives::B256::left_padding_from(&bytes)))
+    }
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn storage_slots_follow_geths_rule() {
+        let slot = |s: &str| serde_json::from_value::<StorageSlot>(serde_json::json!(s));
+        let one = alloy_primitives::B256::with_last_byte(1);
+        for ok in ["0x1", "0x01", "1", "0X0001", &format!("{one}")] {
+            assert_eq!(slot(ok).unwrap().0, one, "{ok}");
+        }
+        assert_eq!(slot("0x").unwrap().0, alloy_primitives::B256::ZERO);
+        let long = format!("0x00{}", "11".repeat(32));
+        assert!(slot(&long)
+            .unwrap_err()
+            .to_string()
+            .contains("at most 32 bytes"));
+        assert!(slot("0xzz")
+            .unwrap_err()
+            .to_string()
+            .contains("hex string invalid"));
+    }
+}

@@ -289,15 +289,28 @@ pub fn call(at: CallEnv<'_>, req: &CallRequest) -> Result<CallOutput, ExecError>
     }
 }
 
+/// What `eth_createAccessList` found: the list, the gas used with it applied, and the VM error
+/// of that run (`execution reverted`, a halt), which geth reports beside the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessListOutcome {
+    /// Addresses and slots touched (without the sender, the recipient and precompiles).
+    pub access_list: AccessList,
+    /// Gas used with the list applied.
+    pub gas_used: u64,
+    /// The VM error of the final run, if it failed.
+    pub error: Option<String>,
+}
+
 /// `eth_createAccessList`: the storage slots and addresses `request` touches (excluding the
 /// sender, the recipient and precompiles) and the gas used with that list applied.
 ///
 /// Like geth it re-runs with the list found until the list stops changing (at most
-/// [`ACCESS_LIST_MAX_ROUNDS`]). A revert or halt of the final run is returned as the error.
+/// [`ACCESS_LIST_MAX_ROUNDS`]), whether the call succeeds or fails; a failing final run gives
+/// its VM error beside the list.
 pub fn create_access_list(
     at: CallEnv<'_>,
     req: &CallRequest,
-) -> Result<(AccessList, u64), ExecError> {
+) -> Result<AccessListOutcome, ExecError> {
     let mut prepared = prepare(at, req)?;
     let mut deadline = Deadline::after_timeout();
     let mut list = prepared.tx.access_list.clone();
@@ -319,15 +332,21 @@ pub fn create_access_list(
             return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
         }
         let found = inspector.into_access_list();
-        let gas_used = match result {
-            ExecutionResult::Success { gas, .. } => gas.tx_gas_used(),
-            ExecutionResult::Revert { output, .. } => return Err(ExecError::Revert { output }),
-            ExecutionResult::Halt { reason, .. } => {
-                return Err(ExecError::Halt(halt_message(&reason)))
+        let (gas_used, error) = match result {
+            ExecutionResult::Success { gas, .. } => (gas.tx_gas_used(), None),
+            ExecutionResult::Revert { gas, .. } => {
+                (gas.tx_gas_used(), Some("execution reverted".to_owned()))
+            }
+            ExecutionResult::Halt { reason, gas, .. } => {
+                (gas.tx_gas_used(), Some(halt_message(&reason)))
             }
         };
         if found == list {
-            return Ok((found, gas_used));
+            return Ok(AccessListOutcome {
+                access_list: found,
+                gas_used,
+                error,
+            });
         }
         list = found;
     }
@@ -480,17 +499,40 @@ pub(crate) mod tests {
     #[test]
     fn create_access_list_lists_touched_slot() {
         let (spec, state, header) = contract_state();
-        let (list, gas) = create_access_list(
+        let AccessListOutcome {
+            access_list: list,
+            gas_used: gas,
+            error,
+        } = create_access_list(
             CallEnv::new(&spec, &state, &header),
             &CallRequest::new(request(&[0; 32]), DEFAULT_RPC_GAS_CAP),
         )
         .unwrap();
+        assert_eq!(error, None);
         // Like geth: the recipient is not listed for itself, but its touched slots are.
         assert_eq!(list.0.len(), 1, "{list:?}");
         assert_eq!(list.0[0].address, CONTRACT);
         assert_eq!(list.0[0].storage_keys, vec![B256::ZERO]);
         // 21000 + calldata + access list (2400 + 1900) + warm SSTORE 0 -> 1 (20000) + ...
         assert!(gas > 21_000 + 4_300 + 20_000, "{gas}");
+    }
+
+    #[test]
+    fn create_access_list_of_a_reverting_call_keeps_what_it_touched() {
+        let (spec, mut state, _) = contract_state();
+        let reverter = address!("0x00000000000000000000000000000000c0de0004");
+        // PUSH1 0 SLOAD PUSH0 PUSH0 REVERT: reads slot 0, then reverts.
+        state.set_code(reverter, hex!("6000545f5ffd").into());
+        let header = spec.genesis_header(state.state_root());
+        let out = create_access_list(
+            CallEnv::new(&spec, &state, &header),
+            &CallRequest::new(TransactionRequest::default().to(reverter), DEFAULT_RPC_GAS_CAP),
+        )
+        .unwrap();
+        assert_eq!(out.error.as_deref(), Some("execution reverted"));
+        assert_eq!(out.access_list.0.len(), 1, "{:?}", out.access_list);
+        assert_eq!(out.access_list.0[0].storage_keys, vec![B256::ZERO]);
+        assert!(out.gas_used > 21_000);
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod estimate;
 mod trace;
 
 pub use block::{build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock};
-pub use call::{call, create_access_list, CallEnv, CallOutput, CallRequest};
+pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput, CallRequest};
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;

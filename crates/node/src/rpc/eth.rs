@@ -12,7 +12,7 @@ use alloy_rpc_types_eth::{
 };
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{BlockOrPending, RpcTransaction, Syncing},
+    types::{BlockOrPending, RpcTransaction, StorageSlot, Syncing},
     EthApiServer,
 };
 use tokio::sync::Semaphore;
@@ -255,12 +255,14 @@ impl EthApiServer for EthRpc {
     async fn storage_at(
         &self,
         address: Address,
-        slot: U256,
+        slot: StorageSlot,
         block: Option<BlockId>,
     ) -> JsonRpcResult<B256> {
         let (state, _) = self.state_for(block)?;
         Ok(B256::from(
-            state.storage(address, slot).map_err(RpcError::from)?,
+            state
+                .storage(address, slot.0.into())
+                .map_err(RpcError::from)?,
         ))
     }
 
@@ -311,27 +313,12 @@ impl EthApiServer for EthRpc {
     ) -> JsonRpcResult<AccessListResult> {
         let req = CallRequest::new(request, self.cfg.gas_cap);
         self.evm_call(block, move |at| {
-            match executor::create_access_list(at, &req) {
-                Ok((access_list, gas_used)) => Ok(AccessListResult {
-                    access_list,
-                    gas_used: U256::from(gas_used),
-                    error: None,
-                }),
-                // geth answers a failing call with the list so far, its gas and the VM error.
-                Err(e @ (ExecError::Revert { .. } | ExecError::Halt(_))) => {
-                    let error = match e {
-                        ExecError::Revert { .. } => "execution reverted".to_string(),
-                        other => other.to_string(),
-                    };
-                    let out = executor::call(at, &req)?;
-                    Ok(AccessListResult {
-                        access_list: req.tx.access_list.clone().unwrap_or_default(),
-                        gas_used: U256::from(out.gas_used),
-                        error: Some(error),
-                    })
-                }
-                Err(e) => Err(e.into()),
-            }
+            let out = executor::create_access_list(at, &req)?;
+            Ok(AccessListResult {
+                access_list: out.access_list,
+                gas_used: U256::from(out.gas_used),
+                error: out.error,
+            })
         })
         .await
         .map_err(Into::into)

@@ -162,6 +162,14 @@ async fn shapes_state_reads() {
         json!(word(0)),
     )
     .await;
+    // geth refuses a key longer than 32 bytes (leading zeros or not) instead of truncating it.
+    expect_error(
+        n,
+        "eth_getStorageAt",
+        json!([f.store, format!("0x00{}", "11".repeat(32)), "latest"]),
+        json!({ "code": -32602, "message": "<any>" }),
+    )
+    .await;
 }
 
 #[tokio::test]
