@@ -526,7 +526,10 @@ pub(crate) mod tests {
         let header = spec.genesis_header(state.state_root());
         let out = create_access_list(
             CallEnv::new(&spec, &state, &header),
-            &CallRequest::new(TransactionRequest::default().to(reverter), DEFAULT_RPC_GAS_CAP),
+            &CallRequest::new(
+                TransactionRequest::default().to(reverter),
+                DEFAULT_RPC_GAS_CAP,
+            ),
         )
         .unwrap();
         assert_eq!(out.error.as_deref(), Some("execution reverted"));
