@@ -50,6 +50,8 @@ pub enum ParamKind {
     SubscriptionId,
     /// geth's tracer options (`debug_trace*`).
     TracerOptions,
+    /// Parity trace types (`trace_call`): a list of `trace`, `vmTrace`, `stateDiff`.
+    TraceTypes,
 }
 
 /// A Rust type used as an RPC parameter: how it is described to users and what it holds.
@@ -102,6 +104,7 @@ params! {
     Value => Json, "any JSON value";
     SubscriptionId => SubscriptionId, "a subscription id as returned by eth_subscribe";
     crate::types::StorageSlot => Hash, "a storage slot as hex, at most 32 bytes";
+    Vec<crate::types::TraceType> => TraceTypes, "a list of trace types: trace, vmTrace, stateDiff";
     crate::types::GethDebugTracingOptions => TracerOptions,
         "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
     crate::types::GethDebugTracingCallOptions => TracerOptions,

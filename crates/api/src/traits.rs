@@ -320,6 +320,33 @@ declare_api! {
         ) -> RpcResult<Vec<TraceResult>>;
     }
 
+    /// The `trace_` namespace: Parity-style traces, as reth and anvil answer them (off by
+    /// default, like Besu's TRACE).
+    #[table(TRACE_METHODS, server = TraceApiServer)]
+    pub trait TraceApi {
+        /// Every call frame of a mined transaction (`null` for an unknown transaction).
+        #[method(name = "trace_transaction")]
+        async fn transaction(&self, hash: B256) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>>;
+        /// Every call frame of every transaction of a block (`null` for an unknown block).
+        #[method(name = "trace_block")]
+        async fn block(&self, block: BlockId) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>>;
+        /// A call like `eth_call` with the asked trace types (`trace`, `vmTrace`, `stateDiff`).
+        #[method(name = "trace_call")]
+        async fn call(
+            &self,
+            call: TransactionRequest,
+            trace_types: Vec<TraceType>,
+            block: Option<BlockId>,
+        ) -> RpcResult<TraceResults>;
+        /// Each transaction of a block replayed with the asked trace types.
+        #[method(name = "trace_replayBlockTransactions")]
+        async fn replay_block_transactions(
+            &self,
+            block: BlockId,
+            trace_types: Vec<TraceType>,
+        ) -> RpcResult<Option<Vec<TraceResultsWithTransactionHash>>>;
+    }
+
     /// The `rpc_` namespace, served on every transport.
     #[table(RPC_METHODS, server = RpcApiServer)]
     pub trait RpcApi {

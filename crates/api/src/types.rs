@@ -9,8 +9,9 @@ pub use alloy_rpc_types_eth::{
     EIP1186AccountProofResponse, FeeHistory, Filter, FilterChanges, Index, Log, Transaction,
     TransactionReceipt, TransactionRequest,
 };
-pub use alloy_rpc_types_trace::geth::{
-    GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult,
+pub use alloy_rpc_types_trace::{
+    geth::{GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult},
+    parity::{LocalizedTransactionTrace, TraceResults, TraceResultsWithTransactionHash, TraceType},
 };
 
 /// `txpool_status`: counts of executable and future transactions.

@@ -18,4 +18,4 @@ pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput,
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;
-pub use trace::{trace_block, trace_call};
+pub use trace::{parity_block_traces, parity_call, parity_replay_block, trace_block, trace_call};

@@ -9,9 +9,10 @@ use alloy_rlp::Encodable;
 use alloy_rpc_types_eth::TransactionRequest;
 use jsonrpsee::core::{async_trait, RpcResult};
 use l2node_api::types::{
-    GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult,
+    GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, LocalizedTransactionTrace,
+    TraceResult, TraceResults, TraceResultsWithTransactionHash, TraceType,
 };
-use l2node_api::{DebugApiServer, RpcApiServer};
+use l2node_api::{DebugApiServer, RpcApiServer, TraceApiServer};
 
 use super::{error::RpcError, EthRpc, Namespace};
 use crate::executor::{self, CallRequest};
@@ -201,6 +202,102 @@ impl DebugApiServer for EthRpc {
         opts: Option<GethDebugTracingOptions>,
     ) -> RpcResult<Vec<TraceResult>> {
         self.trace_block_id(BlockId::from(hash), opts).await
+    }
+}
+
+impl EthRpc {
+    /// Block `id`'s number, its parent's state and the block, for a Parity trace; `None` for
+    /// a block not held.
+    async fn parity<T: Send + 'static>(
+        &self,
+        id: BlockId,
+        only: Option<B256>,
+        f: impl FnOnce(
+                &crate::chainspec::ChainSpec,
+                &dyn crate::storage::StateReader,
+                &Block<alloy_consensus::TxEnvelope>,
+                &[alloy_primitives::Address],
+                Option<usize>,
+            ) -> Result<T, crate::executor::ExecError>
+            + Send
+            + 'static,
+    ) -> RpcResult<Option<T>> {
+        let storage = self.chain.storage();
+        let (n, index) = match only {
+            Some(hash) => match storage.tx_location(&hash).map_err(RpcError::from)? {
+                Some((n, i)) => (n, Some(i as usize)),
+                None => return Ok(None),
+            },
+            None => match self.number_of(id)? {
+                Some(n) => (n, None),
+                None => return Ok(None),
+            },
+        };
+        let chain = self.chain.clone();
+        Ok(self
+            .bounded(move || {
+                let storage = chain.storage();
+                let Some(b) = storage.block(n)? else {
+                    return Ok(None);
+                };
+                let block = Block {
+                    header: b.header,
+                    body: b.body,
+                };
+                if n == 0 {
+                    // The genesis block has no transactions to replay.
+                    return Ok(Some(f(
+                        chain.spec(),
+                        &storage.state_at(Some(0))?,
+                        &block,
+                        &[],
+                        None,
+                    )?));
+                }
+                let parent = storage.state_at(Some(n - 1))?;
+                Ok(Some(f(chain.spec(), &parent, &block, &b.senders, index)?))
+            })
+            .await?)
+    }
+}
+
+#[async_trait]
+impl TraceApiServer for EthRpc {
+    async fn transaction(&self, hash: B256) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>> {
+        self.parity(BlockId::latest(), Some(hash), executor::parity_block_traces)
+            .await
+    }
+
+    async fn block(&self, block: BlockId) -> RpcResult<Option<Vec<LocalizedTransactionTrace>>> {
+        self.parity(block, None, executor::parity_block_traces)
+            .await
+    }
+
+    async fn call(
+        &self,
+        call: TransactionRequest,
+        trace_types: Vec<TraceType>,
+        block: Option<BlockId>,
+    ) -> RpcResult<TraceResults> {
+        let req = CallRequest::new(call, self.cfg.gas_cap);
+        let types = trace_types.into_iter().collect();
+        Ok(self
+            .evm_call(block, move |at| {
+                Ok(executor::parity_call(at, &req, &types)?)
+            })
+            .await?)
+    }
+
+    async fn replay_block_transactions(
+        &self,
+        block: BlockId,
+        trace_types: Vec<TraceType>,
+    ) -> RpcResult<Option<Vec<TraceResultsWithTransactionHash>>> {
+        let types: alloy_primitives::map::HashSet<TraceType> = trace_types.into_iter().collect();
+        self.parity(block, None, move |spec, parent, block, senders, _| {
+            executor::parity_replay_block(spec, parent, block, senders, &types)
+        })
+        .await
     }
 }
 

@@ -79,7 +79,7 @@ impl EthRpc {
         self
     }
 
-    fn number_of(&self, id: BlockId) -> RpcResult<Option<u64>> {
+    pub(super) fn number_of(&self, id: BlockId) -> RpcResult<Option<u64>> {
         match id {
             BlockId::Hash(h) => Ok(self.chain.storage().block_number(&h.block_hash)?),
             BlockId::Number(tag) => Ok(self.chain.resolve_tag(tag)),

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use jsonrpsee::RpcModule;
 use l2node_api::{
     AdminApiServer, DebugApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer,
-    L2ApiServer, NetApiServer, RpcApiServer, TxpoolApiServer, Web3ApiServer,
+    L2ApiServer, NetApiServer, RpcApiServer, TraceApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
 use crate::{chain::Chain, constants, p2p::NetStatus, pool::Pool};
@@ -78,6 +78,8 @@ pub enum Namespace {
     /// `debug_`: raw encodings of blocks, headers, receipts and transactions (off by default,
     /// like geth's and Besu's DEBUG).
     Debug,
+    /// `trace_`: Parity-style traces (off by default, like Besu's TRACE).
+    Trace,
     /// `admin_`: peers and this node's network identity, for operators (off by default, like
     /// geth's and Besu's ADMIN).
     Admin,
@@ -88,7 +90,7 @@ pub enum Namespace {
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 8] = [
+    pub const ALL: [Namespace; 9] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -97,6 +99,7 @@ impl Namespace {
         Self::L2admin,
         Self::Admin,
         Self::Debug,
+        Self::Trace,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -110,6 +113,7 @@ impl Namespace {
             Self::L2admin => "l2admin",
             Self::Admin => "admin",
             Self::Debug => "debug",
+            Self::Trace => "trace",
         }
     }
 
@@ -139,7 +143,7 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG")
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG, TRACE")
             })
     }
 }
@@ -161,6 +165,9 @@ pub fn build_module(
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(TraceApiServer::into_rpc(eth.clone()))
         .expect("unique names");
     module
         .merge(RpcApiServer::into_rpc(debug::RpcModules(

@@ -220,6 +220,52 @@ async fn geth_tracers_on_transactions_calls_and_blocks() {
         .await;
     assert_eq!(by_hash[0]["result"], serde_json::json!({}));
 
+    // Parity style, as reth and anvil answer.
+    let frames: Vec<serde_json::Value> = node.request("trace_transaction", rpc_params![hash]).await;
+    assert_eq!(frames.len(), 1);
+    assert_eq!(frames[0]["type"], "call");
+    assert_eq!(frames[0]["action"]["to"], serde_json::json!(contract));
+    assert_eq!(frames[0]["transactionHash"], serde_json::json!(hash));
+    assert_eq!(frames[0]["blockHash"], receipt["blockHash"]);
+    let in_block: Vec<serde_json::Value> = node
+        .request("trace_block", rpc_params![receipt["blockNumber"].clone()])
+        .await;
+    assert_eq!(in_block, frames);
+    let unknown: Option<Vec<serde_json::Value>> = node
+        .request("trace_transaction", rpc_params![B256::repeat_byte(3)])
+        .await;
+    assert_eq!(unknown, None);
+    let call: serde_json::Value = node
+        .request(
+            "trace_call",
+            rpc_params![
+                serde_json::json!({"from": account(1).address(), "to": contract, "input": B256::with_last_byte(7)}),
+                ["trace", "stateDiff"],
+                "latest"
+            ],
+        )
+        .await;
+    assert_eq!(call["trace"][0]["action"]["callType"], "call");
+    let slot =
+        &call["stateDiff"][format!("{contract:#x}")]["storage"][format!("{:#x}", B256::ZERO)];
+    assert_eq!(
+        slot["*"]["to"],
+        serde_json::json!(B256::with_last_byte(7)),
+        "{call}"
+    );
+    let replayed: Vec<serde_json::Value> = node
+        .request(
+            "trace_replayBlockTransactions",
+            rpc_params![receipt["blockNumber"].clone(), ["trace"]],
+        )
+        .await;
+    assert_eq!(replayed.len(), 1);
+    assert_eq!(replayed[0]["transactionHash"], serde_json::json!(hash));
+    assert_eq!(
+        replayed[0]["trace"][0]["action"]["to"],
+        serde_json::json!(contract)
+    );
+
     for (params, want) in [(rpc_params![B256::repeat_byte(3)], "transaction not found")] {
         let err = node
             .http

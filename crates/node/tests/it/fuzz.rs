@@ -348,6 +348,15 @@ fn kind(k: ParamKind, known: &Known) -> BoxedStrategy<Value> {
         .boxed(),
         // The only free-form parameters: eth_subscribe's options (a log filter) and the near miss.
         ParamKind::Json => prop_oneof![1 => filter_object(known), 1 => arb_json()].boxed(),
+        ParamKind::TraceTypes => prop_oneof![
+            3 => prop::collection::vec(
+                prop::sample::select(vec!["trace", "vmTrace", "stateDiff", "nope"]).prop_map(|t| json!(t)),
+                0..4
+            )
+            .prop_map(Value::Array),
+            1 => leaf()
+        ]
+        .boxed(),
         ParamKind::TracerOptions => prop_oneof![
             2 => prop::sample::select(vec![
                 "callTracer", "prestateTracer", "4byteTracer", "noopTracer", "flatCallTracer",
