@@ -279,7 +279,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     };
     let net = p2p
         .as_ref()
-        .map_or_else(|| Arc::new(NetStatus::disabled()), |p| p.status().clone());
+        .map_or_else(|| Arc::new(NetStatus::default()), |p| p.status().clone());
     if let Some(m) = cfg.metrics {
         metrics::install(m)?;
         tracing::info!(target: "l2node::node", "Prometheus metrics on http://{}/metrics", m.addr);

@@ -271,7 +271,7 @@ pub async fn spawn(
             addr: listen.clone(),
             reason: e.to_string(),
         })?;
-    let status = Arc::new(NetStatus::enabled());
+    let status = Arc::new(NetStatus::default());
     status.set_local(local_id.to_string());
     // Wait for the bound address (the port, when 0 was asked for).
     let bound = loop {

@@ -1,6 +1,6 @@
 //! What the network layer tells the rest of the node: peers, listening, sync progress. The RPC
 //! layer (`net_*`, `eth_syncing`, `admin_*`), the probes and the metrics read it; only the
-//! peer-to-peer service writes it. A node without peer-to-peer has the disabled status: no
+//! peer-to-peer service writes it. A node without peer-to-peer keeps the default status: no
 //! peers, not listening, never syncing.
 
 use std::{
@@ -45,7 +45,6 @@ pub struct SyncProgress {
 /// Shared network state.
 #[derive(Debug)]
 pub struct NetStatus {
-    enabled: bool,
     listening: AtomicBool,
     local_id: RwLock<Option<String>>,
     listen_addrs: RwLock<Vec<String>>,
@@ -54,20 +53,9 @@ pub struct NetStatus {
     sync: watch::Sender<Option<SyncProgress>>,
 }
 
-impl NetStatus {
-    /// The status of a node that runs no peer-to-peer layer.
-    pub fn disabled() -> Self {
-        Self::new(false)
-    }
-
-    /// The status a peer-to-peer service fills in.
-    pub fn enabled() -> Self {
-        Self::new(true)
-    }
-
-    fn new(enabled: bool) -> Self {
+impl Default for NetStatus {
+    fn default() -> Self {
         Self {
-            enabled,
             listening: AtomicBool::new(false),
             local_id: RwLock::new(None),
             listen_addrs: RwLock::new(Vec::new()),
@@ -76,12 +64,9 @@ impl NetStatus {
             sync: watch::channel(None).0,
         }
     }
+}
 
-    /// Whether this node runs the peer-to-peer layer.
-    pub fn is_enabled(&self) -> bool {
-        self.enabled
-    }
-
+impl NetStatus {
     /// `net_listening`: a listener is bound.
     pub fn is_listening(&self) -> bool {
         self.listening.load(Ordering::Relaxed)
@@ -198,7 +183,7 @@ mod tests {
 
     #[test]
     fn best_head_follows_connected_peers() {
-        let s = NetStatus::enabled();
+        let s = NetStatus::default();
         assert_eq!(s.blocks_behind(5), 0);
         s.add_peer(peer("a", Some(10)));
         s.add_peer(peer("b", None));
@@ -213,7 +198,7 @@ mod tests {
 
     #[test]
     fn sync_changes_are_announced_once() {
-        let s = NetStatus::enabled();
+        let s = NetStatus::default();
         let mut rx = s.watch_sync();
         let p = SyncProgress {
             starting: 1,
@@ -230,7 +215,7 @@ mod tests {
 
     #[test]
     fn listening_tracks_listen_addresses() {
-        let s = NetStatus::enabled();
+        let s = NetStatus::default();
         assert!(!s.is_listening());
         s.add_listen_addr("/ip4/127.0.0.1/tcp/1".into());
         assert!(s.is_listening());

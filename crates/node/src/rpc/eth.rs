@@ -69,7 +69,7 @@ impl EthRpc {
             filters,
             logs,
             fees,
-            net: Arc::new(NetStatus::disabled()),
+            net: Arc::new(NetStatus::default()),
         }
     }
 
