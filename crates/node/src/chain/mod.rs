@@ -334,7 +334,8 @@ impl Chain {
         Ok(hash)
     }
 
-    /// Commits a block the local miner built: fills the state root, seals, writes, announces.
+    /// Commits a block the local miner built: fills the state root, seals (on a Clique chain),
+    /// writes, announces.
     pub fn commit_built(
         &self,
         mut built: executor::BuiltBlock,
@@ -365,10 +366,17 @@ impl Chain {
             .spec
             .is_shanghai_active_at(header.timestamp)
             .then(Default::default);
+        let clique = self.spec.clique.is_some();
         self.commit(number, &built.changes, true, move |root| {
             let mut header = header;
             header.state_root = root;
-            clique::seal(&mut header, vanity, key);
+            if clique {
+                clique::seal(&mut header, vanity, key);
+            } else {
+                // No seal outside Clique: extraData keeps the vanity alone, within the 32
+                // bytes such a chain allows.
+                header.extra_data = vanity.to_vec().into();
+            }
             Ok(BlockToStore {
                 header,
                 body: BlockBody {

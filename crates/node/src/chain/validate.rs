@@ -8,6 +8,7 @@
 //! output. Every block [`crate::executor::build_block`] builds passes them all.
 
 use alloy_consensus::{
+    constants::MAXIMUM_EXTRA_DATA_SIZE,
     proofs::{calculate_ommers_root, calculate_withdrawals_root},
     Block, BlockHeader as _, Header, Transaction as _, TxEnvelope,
 };
@@ -33,6 +34,8 @@ pub(super) fn before_execution(
 ) -> Result<(), ChainError> {
     let header = &block.header;
     timestamp(header, parent)?;
+    extra_data(spec, header)?;
+    proof_of_stake(spec, header)?;
     gas_limit(spec, header, parent)?;
     gas_used(header)?;
     base_fee(spec, header, parent)?;
@@ -107,6 +110,48 @@ pub(super) fn timestamp(header: &Header, parent: &Header) -> Result<(), ChainErr
         header.timestamp,
         format!("more than the parent's {}", parent.timestamp),
     ))
+}
+
+/// Outside Clique (whose extraData carries the signer list and the seal, checked by
+/// `clique::signer`), extraData is at most [`MAXIMUM_EXTRA_DATA_SIZE`] bytes (the yellow paper's
+/// rule, geth's `errExtraDataTooLong`).
+pub(super) fn extra_data(spec: &ChainSpec, header: &Header) -> Result<(), ChainError> {
+    let len = header.extra_data.len();
+    if spec.clique.is_some() || len <= MAXIMUM_EXTRA_DATA_SIZE {
+        return Ok(());
+    }
+    Err(invalid(
+        header,
+        "extra data",
+        format!("{len} bytes"),
+        format!("at most {MAXIMUM_EXTRA_DATA_SIZE} bytes"),
+    ))
+}
+
+/// After the merge (outside Clique, whose difficulty and nonce carry its votes and turns),
+/// difficulty and nonce are 0 (EIP-3675, geth's beacon `verifyHeader`). Before it, a
+/// proof-of-work difficulty and nonce are taken as given, not re-mined.
+pub(super) fn proof_of_stake(spec: &ChainSpec, header: &Header) -> Result<(), ChainError> {
+    if spec.clique.is_some() || !spec.is_paris_active_at_block(header.number) {
+        return Ok(());
+    }
+    if !header.difficulty.is_zero() {
+        return Err(invalid(
+            header,
+            "difficulty",
+            header.difficulty,
+            "0 (after the merge)",
+        ));
+    }
+    if !header.nonce.is_zero() {
+        return Err(invalid(
+            header,
+            "nonce",
+            header.nonce,
+            "0 (after the merge)",
+        ));
+    }
+    Ok(())
 }
 
 /// The gas limit the child of `parent` is bounded by: the parent's, doubled (the EIP-1559

@@ -5,6 +5,7 @@ mod common;
 mod connections;
 mod dashboard;
 mod debug_raw;
+mod ef_blockchain;
 mod fuzz;
 mod import;
 mod karma;
