@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use alloy_consensus::{Block, TxEnvelope};
-use alloy_primitives::B256;
+use alloy_primitives::{keccak256, B256, U256, U64};
 use alloy_rlp::Decodable;
 use jsonrpsee::rpc_params;
 use l2node_node::{
@@ -165,4 +165,101 @@ fn fixture_block_with_a_bad_header_field_is_rejected_naming_the_field() {
         assert!(chain.storage().block(2).unwrap().is_none());
     }
     chain.import(good).unwrap();
+}
+
+const ETHTEST: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../testdata/chains/geth-ethtest"
+);
+
+/// An account of geth's `dump` at the head of the geth-ethtest chain.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DumpedAccount {
+    /// Decimal.
+    balance: String,
+    nonce: u64,
+    code_hash: B256,
+    /// Slot to value, both hex; values without `0x` and leading zeros, as geth dumps them.
+    #[serde(default)]
+    storage: std::collections::BTreeMap<B256, String>,
+}
+
+#[tokio::test]
+async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_state() {
+    // go-ethereum's devp2p test chain: Shanghai at genesis, Cancun at time 60, Prague at 120
+    // (blob parameters from its `blobSchedule`), blob and set-code transactions, 600 blocks.
+    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{ETHTEST}/genesis.json")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let rlp = dir.path().join("chain.rlp");
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(
+            std::fs::File::open(format!("{ETHTEST}/chain.rlp.gz")).unwrap(),
+        ),
+        &mut raw,
+    )
+    .unwrap();
+    std::fs::write(&rlp, raw).unwrap();
+    let chain = open_chain(&dir.path().join("db"), spec.clone()).unwrap();
+    let done = import_file(&chain, &rlp, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((done.imported, chain.head().header.number), (600, 600));
+    let head = chain.head();
+    drop(chain);
+
+    #[derive(serde::Deserialize)]
+    struct Dump {
+        root: B256,
+        accounts: std::collections::BTreeMap<alloy_primitives::Address, DumpedAccount>,
+    }
+    let dump: Dump = serde_json::from_reader(flate2::read::GzDecoder::new(
+        std::fs::File::open(format!("{ETHTEST}/headstate.json.gz")).unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(head.header.state_root, dump.root, "state root at the head");
+
+    // The node serving the imported chain answers geth's state for every account.
+    let any = "127.0.0.1:0".parse().unwrap();
+    let mut cfg =
+        crate::common::dev_config(&dir.path().join("db"), std::time::Duration::from_secs(2));
+    cfg.spec = spec;
+    cfg.signer = None;
+    cfg.rpc_server = RpcServerConfig {
+        http_addr: any,
+        ws_addr: any,
+        ..Default::default()
+    };
+    let node = TestNode::start_in(dir, cfg).await;
+    let served: serde_json::Value = node
+        .request("eth_getBlockByNumber", rpc_params!["latest", false])
+        .await;
+    assert_eq!(served["hash"], serde_json::json!(head.hash));
+    let mut slots = 0;
+    for (address, want) in &dump.accounts {
+        let balance: U256 = node
+            .request("eth_getBalance", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(balance.to_string(), want.balance, "balance of {address}");
+        let nonce: U64 = node
+            .request("eth_getTransactionCount", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(nonce.to::<u64>(), want.nonce, "nonce of {address}");
+        let code: alloy_primitives::Bytes = node
+            .request("eth_getCode", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(keccak256(&code), want.code_hash, "code of {address}");
+        for (slot, value) in &want.storage {
+            let stored: B256 = node
+                .request("eth_getStorageAt", rpc_params![address, slot, "latest"])
+                .await;
+            assert_eq!(
+                U256::from_be_bytes(stored.0),
+                U256::from_str_radix(value, 16).unwrap(),
+                "slot {slot} of {address}"
+            );
+            slots += 1;
+        }
+    }
+    assert_eq!((dump.accounts.len(), slots > 0), (194, true));
+    node.stop().await;
 }
