@@ -35,6 +35,10 @@ declare_api! {
         /// The address the sequencer seals with; an error on a node that does not seal.
         #[method(name = "eth_coinbase")]
         async fn coinbase(&self) -> RpcResult<Address>;
+        /// The fork configuration in force at the head, the next scheduled one and the last
+        /// (EIP-7910).
+        #[method(name = "eth_config")]
+        async fn config(&self) -> RpcResult<EthConfig>;
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
         async fn block_number(&self) -> RpcResult<U64>;

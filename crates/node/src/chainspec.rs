@@ -4,7 +4,7 @@
 //! Paris by `mergeNetsplitBlock` / `terminalTotalDifficultyPassed`, Shanghai and later by
 //! timestamp. Besu's `zeroBaseFee: true` (in `config`) keeps every block's base fee at 0.
 
-use std::path::Path;
+use std::{collections::BTreeMap, path::Path};
 
 use alloy_consensus::{
     constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH},
@@ -15,12 +15,18 @@ use alloy_eips::{
     eip7685::EMPTY_REQUESTS_HASH,
     eip7840::BlobParams,
     eip7892::BlobScheduleBlobParams,
+    eip7910::{EthConfig, EthForkConfig, SystemContract},
 };
 use alloy_evm::eth::spec::EthExecutorSpec;
 use alloy_genesis::{CliqueConfig, Genesis};
-use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
-use alloy_primitives::{Address, B256, B64, U256};
-use revm::primitives::hardfork::SpecId;
+use alloy_hardforks::{
+    EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition, ForkHash,
+};
+use alloy_primitives::{Address, Bytes, B256, B64, U256};
+use revm::{
+    precompile::{PrecompileSpecId, Precompiles},
+    primitives::hardfork::SpecId,
+};
 
 use crate::{
     constants::DEFAULT_GENESIS_GAS_LIMIT,
@@ -244,6 +250,130 @@ impl ChainSpec {
         } else {
             None
         }
+    }
+
+    /// The EIP-7910 `eth_config` answer for a head at `head_timestamp`: the fork in force, the
+    /// next scheduled one and the last scheduled one (both `None` when nothing is scheduled).
+    /// `None` when the head is before Cancun, which the EIP does not describe.
+    pub fn eth_config(&self, genesis_hash: B256, head_timestamp: u64) -> Option<EthConfig> {
+        let c = &self.genesis.config;
+        // Forks sharing an activation time are one configuration (the later fork's).
+        let mut times: Vec<u64> = [
+            c.cancun_time,
+            c.prague_time,
+            c.osaka_time,
+            c.bpo1_time,
+            c.bpo2_time,
+            c.bpo3_time,
+            c.bpo4_time,
+            c.bpo5_time,
+            c.amsterdam_time,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        times.sort_unstable();
+        times.dedup();
+        let current = times.iter().rposition(|&t| t <= head_timestamp)?;
+        let next = times
+            .get(current + 1)
+            .map(|&t| self.fork_config(genesis_hash, t));
+        let last = next
+            .as_ref()
+            .map(|_| self.fork_config(genesis_hash, times[times.len() - 1]));
+        Some(EthConfig {
+            current: self.fork_config(genesis_hash, times[current]),
+            next,
+            last,
+        })
+    }
+
+    /// The EIP-7910 configuration of the (Cancun or later) fork activating at `time`.
+    fn fork_config(&self, genesis_hash: B256, time: u64) -> EthForkConfig {
+        let spec = self.spec_id_at(u64::MAX, time);
+        let precompiles = Precompiles::new(PrecompileSpecId::from_spec_id(spec));
+        let mut system_contracts: BTreeMap<SystemContract, Address> =
+            SystemContract::cancun().into_iter().collect();
+        if self.is_prague_active_at_timestamp(time) {
+            system_contracts.extend(SystemContract::prague(
+                self.genesis.config.deposit_contract_address,
+            ));
+        }
+        if self.is_amsterdam_active_at_timestamp(time) {
+            system_contracts.extend(SystemContract::amsterdam());
+        }
+        EthForkConfig {
+            activation_time: if time <= self.genesis.timestamp {
+                0
+            } else {
+                time
+            },
+            blob_schedule: self
+                .blob_params_at(time)
+                .expect("every eth_config fork is Cancun or later"),
+            chain_id: self.chain_id,
+            fork_id: Bytes::copy_from_slice(&self.fork_hash(genesis_hash, time).0),
+            precompiles: precompiles
+                .inner()
+                .values()
+                .map(|p| (p.id().name().to_string(), *p.address()))
+                .collect(),
+            system_contracts,
+        }
+    }
+
+    /// The EIP-2124 fork hash once every fork up to `time` is active. Fork points are gathered as
+    /// geth gathers them: every `*Block` field of the config that is not 0 (the DAO block and
+    /// `mergeNetsplitBlock` included) and every `*Time` field after the genesis timestamp, each
+    /// distinct value once, in order.
+    fn fork_hash(&self, genesis_hash: B256, time: u64) -> ForkHash {
+        let c = &self.genesis.config;
+        let mut blocks: Vec<u64> = [
+            c.homestead_block,
+            c.dao_fork_block,
+            c.eip150_block,
+            c.eip155_block,
+            c.eip158_block,
+            c.byzantium_block,
+            c.constantinople_block,
+            c.petersburg_block,
+            c.istanbul_block,
+            c.muir_glacier_block,
+            c.berlin_block,
+            c.london_block,
+            c.arrow_glacier_block,
+            c.gray_glacier_block,
+            c.merge_netsplit_block,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|&b| b != 0)
+        .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        let mut times: Vec<u64> = [
+            c.shanghai_time,
+            c.cancun_time,
+            c.prague_time,
+            c.osaka_time,
+            c.bpo1_time,
+            c.bpo2_time,
+            c.bpo3_time,
+            c.bpo4_time,
+            c.bpo5_time,
+            c.amsterdam_time,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|&t| t > self.genesis.timestamp && t <= time)
+        .collect();
+        times.sort_unstable();
+        times.dedup();
+        let mut hash = ForkHash::from(genesis_hash);
+        for point in blocks.into_iter().chain(times) {
+            hash += point;
+        }
+        hash
     }
 
     /// Base fee of the genesis block when London is active at 0: the genesis `baseFeePerGas`,
@@ -474,5 +604,115 @@ mod tests {
         });
         let err = ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap_err();
         assert!(err.to_string().contains("zeroBaseFee"));
+    }
+
+    /// Hoodi before Prague, the EIP-7910 sample: current is Cancun (at genesis), next and last
+    /// are Prague, every member as the EIP prints it (fork ids as geth computes them).
+    #[test]
+    fn eth_config_matches_the_eip_7910_hoodi_sample() {
+        let genesis = serde_json::json!({
+            "config": {
+                "chainId": 560048, "homesteadBlock": 0, "eip150Block": 0, "eip155Block": 0,
+                "eip158Block": 0, "byzantiumBlock": 0, "constantinopleBlock": 0,
+                "petersburgBlock": 0, "istanbulBlock": 0, "berlinBlock": 0, "londonBlock": 0,
+                "mergeNetsplitBlock": 0, "terminalTotalDifficulty": 0,
+                "shanghaiTime": 0, "cancunTime": 0, "pragueTime": 1742999832,
+                "depositContractAddress": "0x00000000219ab540356cBB839Cbe05303d7705Fa"
+            },
+            "timestamp": "0x67d80ec0",
+            "gasLimit": "0x2255100",
+            "difficulty": "0x1",
+            "alloc": {}
+        });
+        let spec = ChainSpec::from_genesis(serde_json::from_value(genesis).unwrap()).unwrap();
+        let hoodi_genesis: B256 =
+            "0xbbe312868b376a3001692a646dd2d7d1e4406380dfd86b98aa8a34d1557c971b"
+                .parse()
+                .unwrap();
+        let cancun = serde_json::json!({
+            "activationTime": 0,
+            "blobSchedule": {"baseFeeUpdateFraction": 3338477, "max": 6, "target": 3},
+            "chainId": "0x88bb0",
+            "forkId": "0xbef71d30",
+            "precompiles": {
+                "BLAKE2F": "0x0000000000000000000000000000000000000009",
+                "BN254_ADD": "0x0000000000000000000000000000000000000006",
+                "BN254_MUL": "0x0000000000000000000000000000000000000007",
+                "BN254_PAIRING": "0x0000000000000000000000000000000000000008",
+                "ECREC": "0x0000000000000000000000000000000000000001",
+                "ID": "0x0000000000000000000000000000000000000004",
+                "KZG_POINT_EVALUATION": "0x000000000000000000000000000000000000000a",
+                "MODEXP": "0x0000000000000000000000000000000000000005",
+                "RIPEMD160": "0x0000000000000000000000000000000000000003",
+                "SHA256": "0x0000000000000000000000000000000000000002"
+            },
+            "systemContracts": {
+                "BEACON_ROOTS_ADDRESS": "0x000f3df6d732807ef1319fb7b8bb8522d0beac02"
+            }
+        });
+        let prague = serde_json::json!({
+            "activationTime": 1742999832,
+            "blobSchedule": {"baseFeeUpdateFraction": 5007716, "max": 9, "target": 6},
+            "chainId": "0x88bb0",
+            "forkId": "0x0929e24e",
+            "precompiles": {
+                "BLAKE2F": "0x0000000000000000000000000000000000000009",
+                "BLS12_G1ADD": "0x000000000000000000000000000000000000000b",
+                "BLS12_G1MSM": "0x000000000000000000000000000000000000000c",
+                "BLS12_G2ADD": "0x000000000000000000000000000000000000000d",
+                "BLS12_G2MSM": "0x000000000000000000000000000000000000000e",
+                "BLS12_MAP_FP2_TO_G2": "0x0000000000000000000000000000000000000011",
+                "BLS12_MAP_FP_TO_G1": "0x0000000000000000000000000000000000000010",
+                "BLS12_PAIRING_CHECK": "0x000000000000000000000000000000000000000f",
+                "BN254_ADD": "0x0000000000000000000000000000000000000006",
+                "BN254_MUL": "0x0000000000000000000000000000000000000007",
+                "BN254_PAIRING": "0x0000000000000000000000000000000000000008",
+                "ECREC": "0x0000000000000000000000000000000000000001",
+                "ID": "0x0000000000000000000000000000000000000004",
+                "KZG_POINT_EVALUATION": "0x000000000000000000000000000000000000000a",
+                "MODEXP": "0x0000000000000000000000000000000000000005",
+                "RIPEMD160": "0x0000000000000000000000000000000000000003",
+                "SHA256": "0x0000000000000000000000000000000000000002"
+            },
+            "systemContracts": {
+                "BEACON_ROOTS_ADDRESS": "0x000f3df6d732807ef1319fb7b8bb8522d0beac02",
+                "CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS": "0x0000bbddc7ce488642fb579f8b00f3a590007251",
+                "DEPOSIT_CONTRACT_ADDRESS": "0x00000000219ab540356cbb839cbe05303d7705fa",
+                "HISTORY_STORAGE_ADDRESS": "0x0000f90827f1c53a10cb7a02335b175320002935",
+                "WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS": "0x00000961ef480eb55e80d19ad83579a64c007002"
+            }
+        });
+        let before = spec.eth_config(hoodi_genesis, 1742999831).unwrap();
+        assert_eq!(
+            serde_json::to_value(&before).unwrap(),
+            serde_json::json!({"current": cancun, "next": prague, "last": prague})
+        );
+        // At the activation second Prague is current and nothing is scheduled.
+        let after = spec.eth_config(hoodi_genesis, 1742999832).unwrap();
+        assert_eq!(
+            serde_json::to_value(&after).unwrap(),
+            serde_json::json!({"current": prague, "next": null, "last": null})
+        );
+    }
+
+    #[test]
+    fn eth_config_is_none_before_cancun_and_last_is_the_final_fork() {
+        let spec = spec_from(serde_json::json!({
+            "chainId": 7, "londonBlock": 0, "mergeNetsplitBlock": 0, "terminalTotalDifficulty": 0,
+            "shanghaiTime": 0, "cancunTime": 10, "pragueTime": 20, "osakaTime": 30,
+            "bpo1Time": 40,
+            "blobSchedule": {"bpo1": {"target": 10, "max": 15, "baseFeeUpdateFraction": 8346193}}
+        }));
+        assert!(spec.eth_config(B256::ZERO, 9).is_none());
+        let config = spec.eth_config(B256::ZERO, 25).unwrap();
+        assert_eq!(config.current.activation_time, 20);
+        assert_eq!(config.next.as_ref().unwrap().activation_time, 30);
+        assert!(config.next.unwrap().precompiles.contains_key("P256VERIFY"));
+        let last = config.last.unwrap();
+        assert_eq!(
+            (last.activation_time, last.blob_schedule.max_blob_count),
+            (40, 15)
+        );
+        assert_ne!(last.fork_id, config.current.fork_id);
     }
 }

@@ -46,6 +46,9 @@ pub enum RpcError {
     /// `eth_coinbase` on a node that does not seal (geth's wording).
     #[error("etherbase must be explicitly specified")]
     NoEtherbase,
+    /// `eth_config` on a chain whose head is before Cancun (EIP-7910 describes Cancun and later).
+    #[error("eth_config describes Cancun and later forks; this chain's head is before Cancun")]
+    ConfigBeforeCancun,
     /// A filter id is unknown or expired.
     #[error("filter not found")]
     FilterNotFound,
@@ -111,6 +114,7 @@ impl From<RpcError> for ErrorObjectOwned {
             | RpcError::FilterNotFound
             | RpcError::NotFound(_)
             | RpcError::NoEtherbase
+            | RpcError::ConfigBeforeCancun
             | RpcError::NoKarma
             | RpcError::Logs(LogsError::UnknownBlock)
             | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,

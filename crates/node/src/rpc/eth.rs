@@ -12,7 +12,7 @@ use alloy_rpc_types_eth::{
 };
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{BlockOrPending, RpcTransaction, StorageSlot, Syncing},
+    types::{BlockOrPending, EthConfig, RpcTransaction, StorageSlot, Syncing},
     EthApiServer,
 };
 use tokio::sync::Semaphore;
@@ -202,6 +202,14 @@ impl EthApiServer for EthRpc {
 
     async fn coinbase(&self) -> JsonRpcResult<Address> {
         Ok(self.cfg.coinbase.ok_or(RpcError::NoEtherbase)?)
+    }
+
+    async fn config(&self) -> JsonRpcResult<EthConfig> {
+        let spec = self.chain.spec();
+        let head = self.chain.head();
+        Ok(spec
+            .eth_config(self.chain.genesis_hash(), head.header.timestamp)
+            .ok_or(RpcError::ConfigBeforeCancun)?)
     }
 
     async fn block_number(&self) -> JsonRpcResult<U64> {

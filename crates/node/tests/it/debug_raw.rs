@@ -1,4 +1,4 @@
-//! debug_getRaw*, rpc_modules, eth_coinbase, eth_blobBaseFee and the blob fields of
+//! debug_getRaw*, rpc_modules, eth_coinbase, eth_blobBaseFee, eth_config and the blob fields of
 //! eth_feeHistory, against a real node.
 
 use alloy_consensus::{Block, Header, ReceiptEnvelope, TxEnvelope};
@@ -6,7 +6,7 @@ use alloy_eips::eip2718::Decodable2718;
 use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_rlp::Decodable;
 use jsonrpsee::{core::client::ClientT, rpc_params};
-use l2node_node::{dev, rpc::Namespace};
+use l2node_node::{constants::DEV_CHAIN_ID, dev, rpc::Namespace};
 
 use crate::common::{account, transfer, TestNode};
 
@@ -294,5 +294,51 @@ async fn geth_tracers_on_transactions_calls_and_blocks() {
     assert!(
         err.contains("-32000") || err.to_lowercase().contains("tracer"),
         "{err}"
+    );
+}
+
+/// EIP-7910 on the dev chain: every fork through Prague at genesis, nothing scheduled.
+#[tokio::test]
+async fn eth_config_reports_prague_from_genesis_and_nothing_scheduled() {
+    let node = TestNode::start().await;
+    let config: serde_json::Value = node.request("eth_config", rpc_params![]).await;
+    assert_eq!(config["next"], serde_json::Value::Null);
+    assert_eq!(config["last"], serde_json::Value::Null);
+    let current = &config["current"];
+    assert_eq!(current["activationTime"], 0);
+    assert_eq!(current["chainId"], format!("{:#x}", DEV_CHAIN_ID));
+    // All forks at genesis: the fork hash is the CRC32 of the genesis hash alone.
+    let genesis: serde_json::Value = node
+        .request("eth_getBlockByNumber", rpc_params!["0x0", false])
+        .await;
+    let genesis_hash: B256 = serde_json::from_value(genesis["hash"].clone()).unwrap();
+    let fork_hash = alloy_hardforks::ForkHash::from(genesis_hash);
+    assert_eq!(
+        current["forkId"],
+        format!("0x{}", alloy_primitives::hex::encode(fork_hash.0))
+    );
+    assert_eq!(
+        current["blobSchedule"],
+        serde_json::json!({"baseFeeUpdateFraction": 5007716, "max": 9, "target": 6})
+    );
+    assert_eq!(current["precompiles"].as_object().unwrap().len(), 17);
+    assert_eq!(
+        current["precompiles"]["BLS12_PAIRING_CHECK"],
+        "0x000000000000000000000000000000000000000f"
+    );
+    let system: Vec<&String> = current["systemContracts"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        system,
+        [
+            "BEACON_ROOTS_ADDRESS",
+            "CONSOLIDATION_REQUEST_PREDEPLOY_ADDRESS",
+            "DEPOSIT_CONTRACT_ADDRESS",
+            "HISTORY_STORAGE_ADDRESS",
+            "WITHDRAWAL_REQUEST_PREDEPLOY_ADDRESS"
+        ]
     );
 }
