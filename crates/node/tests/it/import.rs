@@ -261,5 +261,15 @@ async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_stat
         }
     }
     assert_eq!((dump.accounts.len(), slots > 0), (194, true));
+    // eth_config at the head: Prague since 120 (after the genesis), the genesis deposit contract.
+    let config: serde_json::Value = node.request("eth_config", rpc_params![]).await;
+    let current = &config["current"];
+    assert_eq!(current["activationTime"], 120);
+    assert_eq!(current["chainId"], "0xc72dd9d5e883e");
+    assert_eq!(
+        current["systemContracts"]["DEPOSIT_CONTRACT_ADDRESS"],
+        "0x0000000000000000000000000000000000000000"
+    );
+    assert_eq!(config["next"], serde_json::Value::Null);
     node.stop().await;
 }
