@@ -124,6 +124,22 @@ def _():
     assert ev[0]["args"]["value"] == 5555 and ev[0]["args"]["to"] == OTHER
 
 
+@test("get_proof at an old block: the state before the transfer, rooted in that block")
+def _():
+    token, r = state["token"].address, state["receipt"]
+    slot = Web3.solidity_keccak(["uint256", "uint256"], [int(OTHER, 16), 1])
+    for number, other_balance in ((r.blockNumber - 1, 0), (r.blockNumber, 5555)):
+        root = w3.eth.get_block(number).stateRoot
+        p = w3.eth.get_proof(token, [slot], number)
+        assert Web3.keccak(p.accountProof[0]) == root, (number, p)
+        value = int.from_bytes(p.storageProof[0].value, "big")
+        assert value == other_balance, (number, p.storageProof[0])
+        p = w3.eth.get_proof(acct.address, [], number)
+        assert Web3.keccak(p.accountProof[0]) == root, (number, p)
+        assert p.nonce == w3.eth.get_transaction_count(acct.address, number), (number, p)
+        assert p.balance == w3.eth.get_balance(acct.address, number), (number, p)
+
+
 @test("receipt: get_transaction_receipt / get_transaction agree")
 def _():
     r = state["receipt"]

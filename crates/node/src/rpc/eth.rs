@@ -565,12 +565,6 @@ impl EthApiServer for EthRpc {
         block: BlockId,
     ) -> JsonRpcResult<EIP1186AccountProofResponse> {
         let n = self.number_of(block)?.ok_or(RpcError::HeaderNotFound)?;
-        if n != self.chain.head().header.number {
-            return Err(RpcError::InvalidParams(format!(
-                "eth_getProof serves the latest block only (requested {n}); the node keeps one trie, use \"latest\""
-            ))
-            .into());
-        }
         if keys.len() > MAX_PROOF_KEYS {
             return Err(RpcError::LimitExceeded(format!(
                 "eth_getProof asks for {} storage keys; at most {MAX_PROOF_KEYS} are proved per request: split the keys over several calls",
@@ -580,7 +574,13 @@ impl EthApiServer for EthRpc {
         }
         let chain = self.chain.clone();
         Ok(self
-            .bounded(move || Ok(chain.storage().proof(address, &keys)?))
+            .bounded(move || {
+                chain.storage().proof(address, &keys, n)?.map_err(|first| {
+                    RpcError::NotFound(format!(
+                        "no state proof for block {n}: this database keeps the trie history from block {first} (it was created by an older l2node); ask for block {first} or later"
+                    ))
+                })
+            })
             .await?)
     }
 }

@@ -17,7 +17,7 @@ use std::{path::Path, sync::Arc};
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_primitives::{Address, B256};
-use redb::TableDefinition;
+use redb::{ReadableTable, TableDefinition};
 
 pub use karma::{LedgerAt, LedgerRecord};
 pub use logs::LogQuery;
@@ -74,6 +74,9 @@ db_err!(
 
 /// `"head"` -> block number of the canonical head.
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// `META` key: the first block whose trie can be proved. 0 for a database created with trie
+/// history; a database written before it was kept proves blocks after its head at the upgrade.
+pub(crate) const TRIE_HISTORY_FROM: &str = "trie_history_from";
 /// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
 /// `serde_json` writes for `alloy_genesis::Genesis`); compared with the configured genesis on
 /// every start.
@@ -180,6 +183,14 @@ impl Storage {
         tx.open_table(ACCOUNT_HISTORY)?;
         tx.open_table(STORAGE_HISTORY)?;
         tx.open_table(crate::trie::TRIE_NODES)?;
+        tx.open_table(crate::trie::TRIE_HISTORY)?;
+        {
+            let mut meta = tx.open_table(META)?;
+            if meta.get(TRIE_HISTORY_FROM)?.is_none() {
+                let head = meta.get("head")?.map(|v| v.value());
+                meta.insert(TRIE_HISTORY_FROM, head.map_or(0, |h| h + 1))?;
+            }
+        }
         tx.open_table(karma::KARMA_USAGE)?;
         tx.open_table(karma::KARMA_DENY)?;
         tx.open_table(karma::KARMA_TIERS)?;

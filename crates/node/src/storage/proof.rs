@@ -1,28 +1,39 @@
-//! eth_getProof over the stored state trie (head state only: the trie is kept for the head).
+//! eth_getProof over the stored state trie, at the head or any earlier block (trie history).
 
 use alloy_primitives::{Address, B256, U256};
 use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
 use redb::ReadableDatabase;
 
-use super::{Storage, StorageError};
+use super::{Storage, StorageError, META, TRIE_HISTORY_FROM};
 use crate::trie;
 
 impl Storage {
-    /// EIP-1186 proof of `address` and `slots` against the head state root.
+    /// EIP-1186 proof of `address` and `slots` against the state root of block `block` (read
+    /// through the trie history, so any block the node holds), or `Err(first)` when `block`
+    /// predates `first`, the first block this database can prove.
     pub fn proof(
         &self,
         address: Address,
         slots: &[B256],
-    ) -> Result<EIP1186AccountProofResponse, StorageError> {
+        block: u64,
+    ) -> Result<Result<EIP1186AccountProofResponse, u64>, StorageError> {
         let tx = self.db.begin_read()?;
-        let store = tx.open_table(trie::TRIE_NODES)?;
-        let p = trie::account_proof(&store, address, slots)?;
+        let first = tx
+            .open_table(META)?
+            .get(TRIE_HISTORY_FROM)?
+            .map_or(0, |v| v.value());
+        if block < first {
+            return Ok(Err(first));
+        }
+        let nodes = tx.open_table(trie::TRIE_NODES)?;
+        let history = tx.open_table(trie::TRIE_HISTORY)?;
+        let p = trie::account_proof(&trie::TrieAt::new(&nodes, &history, block), address, slots)?;
         let (balance, nonce, code_hash) = match &p.account {
             Some(a) => (a.balance, a.nonce, a.code_hash),
             None => (U256::ZERO, 0, revm::primitives::KECCAK_EMPTY),
         };
-        Ok(EIP1186AccountProofResponse {
+        Ok(Ok(EIP1186AccountProofResponse {
             address,
             balance,
             code_hash,
@@ -38,6 +49,6 @@ impl Storage {
                     proof: s.proof,
                 })
                 .collect(),
-        })
+        }))
     }
 }

@@ -147,7 +147,11 @@ fn write_state(
         }
     }
     let mut nodes = tx.open_table(crate::trie::TRIE_NODES)?;
-    Ok(crate::trie::apply_changes(&mut nodes, changes)?)
+    let mut history = tx.open_table(crate::trie::TRIE_HISTORY)?;
+    Ok(crate::trie::apply_changes(
+        &mut crate::trie::HistoryRecorder::new(&mut nodes, &mut history, number),
+        changes,
+    )?)
 }
 
 fn wipe_storage(

@@ -24,7 +24,7 @@ mod store;
 mod update;
 
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
-pub use store::{MemoryTrieStore, TrieStore, TRIE_NODES};
+pub use store::{HistoryRecorder, MemoryTrieStore, TrieAt, TrieStore, TRIE_HISTORY, TRIE_NODES};
 
 use update::{prepare, trie_root, TrieUpdater};
 
@@ -492,6 +492,48 @@ mod tests {
             &empty.account_proof,
         )
         .unwrap();
+    }
+
+    /// Blocks recorded through `HistoryRecorder`: the trie read at every earlier block (roots,
+    /// proofs) is the trie that block left, deletions and storage wipes included.
+    #[test]
+    fn trie_history_reads_every_earlier_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("trie.redb")).unwrap();
+        let mut rng = StdRng::seed_from_u64(11);
+        let pool: Vec<Address> = (0..60u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut memory = MemoryTrieStore::new();
+        let mut after = Vec::new();
+        for block in 0..25u64 {
+            let changes: Vec<_> = (0..12).map(|_| random_change(&mut rng, &pool)).collect();
+            apply_changes(&mut memory, &changes).unwrap();
+            after.push(memory.clone());
+            let tx = db.begin_write().unwrap();
+            {
+                let mut nodes = tx.open_table(TRIE_NODES).unwrap();
+                let mut history = tx.open_table(TRIE_HISTORY).unwrap();
+                let mut recorder = HistoryRecorder::new(&mut nodes, &mut history, block);
+                apply_changes(&mut recorder, &changes).unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let nodes = read.open_table(TRIE_NODES).unwrap();
+        let history = read.open_table(TRIE_HISTORY).unwrap();
+        let slots: Vec<B256> = (0..4u64).map(|i| B256::from(U256::from(i))).collect();
+        for (block, expected) in after.iter().enumerate() {
+            let at = TrieAt::new(&nodes, &history, block as u64);
+            assert_eq!(state_root(&at).unwrap(), state_root(expected).unwrap());
+            for address in pool.iter().step_by(7) {
+                assert_eq!(
+                    account_proof(&at, *address, &slots).unwrap(),
+                    account_proof(expected, *address, &slots).unwrap(),
+                    "block {block}"
+                );
+            }
+        }
     }
 
     #[test]

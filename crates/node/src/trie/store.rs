@@ -133,6 +133,137 @@ impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
     }
 }
 
+/// The redb table of node history: `[key length] ++ key ++ block (BE)` -> the value the key held
+/// before that block changed it: `[1] ++ node`, or `[0]` when it held nothing. The length prefix
+/// keeps one key's entries together (nibble paths are prefixes of one another).
+pub const TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
+    TableDefinition::new("trie_history");
+
+fn history_key(key: &[u8], block: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 9);
+    k.push(u8::try_from(key.len()).expect("trie keys are at most 97 bytes"));
+    k.extend_from_slice(key);
+    k.extend_from_slice(&block.to_be_bytes());
+    k
+}
+
+type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+
+/// The node table of a write transaction, recording in [`TRIE_HISTORY`] the value of every key
+/// the first time `block` changes it, so that [`TrieAt`] can read the trie of any earlier block.
+/// One recorder serves one block.
+pub struct HistoryRecorder<'a, 't> {
+    nodes: &'a mut NodeTable<'t>,
+    history: &'a mut NodeTable<'t>,
+    block: u64,
+    recorded: std::collections::HashSet<Vec<u8>>,
+}
+
+impl<'a, 't> HistoryRecorder<'a, 't> {
+    /// Records the changes of `block` to `nodes` in `history`.
+    pub fn new(nodes: &'a mut NodeTable<'t>, history: &'a mut NodeTable<'t>, block: u64) -> Self {
+        Self {
+            nodes,
+            history,
+            block,
+            recorded: Default::default(),
+        }
+    }
+
+    fn record(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        if !self.recorded.insert(key.to_vec()) {
+            return Ok(());
+        }
+        let old = match ReadableTable::get(self.nodes, key)? {
+            Some(node) => [&[1u8][..], node.value()].concat(),
+            None => vec![0],
+        };
+        self.history
+            .insert(history_key(key, self.block).as_slice(), old.as_slice())?;
+        Ok(())
+    }
+}
+
+impl TrieStore for HistoryRecorder<'_, '_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        TrieStore::get(self.nodes, key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.record(key)?;
+        self.nodes.put(key, value)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.record(key)?;
+        self.nodes.delete(key)
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        let mut keys = Vec::new();
+        for entry in self.nodes.range::<&[u8]>(prefix..)? {
+            let (key, _) = entry?;
+            if !key.value().starts_with(prefix) {
+                break;
+            }
+            keys.push(key.value().to_vec());
+        }
+        for key in keys {
+            self.delete(&key)?;
+        }
+        Ok(())
+    }
+}
+
+/// Read-only view of the trie as it stood after `block`: a key changed by a later block reads the
+/// value recorded before its first such change; any other key reads the current node.
+pub struct TrieAt<'a, T> {
+    nodes: &'a T,
+    history: &'a T,
+    block: u64,
+}
+
+impl<'a, T> TrieAt<'a, T> {
+    /// The trie after `block`, over a node table and its [`TRIE_HISTORY`].
+    pub fn new(nodes: &'a T, history: &'a T, block: u64) -> Self {
+        Self {
+            nodes,
+            history,
+            block,
+        }
+    }
+}
+
+impl<T: ReadableTable<&'static [u8], &'static [u8]>> TrieStore for TrieAt<'_, T> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        if let Some(next) = self.block.checked_add(1) {
+            let from = history_key(key, next);
+            let to = history_key(key, u64::MAX);
+            if let Some(entry) = self.history.range(from.as_slice()..=to.as_slice())?.next() {
+                let (_, old) = entry?;
+                return Ok(match old.value().split_first() {
+                    Some((1, node)) => Some(node.to_vec()),
+                    Some((0, [])) => None,
+                    _ => return Err(TrieError::Corrupt(format!("trie history of {key:?}"))),
+                });
+            }
+        }
+        Ok(self.nodes.get(key)?.map(|v| v.value().to_vec()))
+    }
+
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

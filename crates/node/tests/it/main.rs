@@ -14,6 +14,7 @@ mod layering;
 mod node;
 mod p2p;
 mod pool_limits;
+mod proof;
 mod shapes;
 mod subscriptions;
 mod wire;

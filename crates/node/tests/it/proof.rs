@@ -1,0 +1,97 @@
+//! eth_getProof at earlier blocks: every answer verifies against that block's state root.
+
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use alloy_trie::{proof::verify_proof, Nibbles, TrieAccount};
+use jsonrpsee::rpc_params;
+use l2node_node::constants::DEV_KARMA_ADDRESS;
+use serde_json::Value;
+
+use crate::common::{account, transfer, TestNode};
+
+/// Checks the account proof (and each storage proof) of `proof` against `state_root`, and
+/// returns the proved balance.
+fn verified(proof: &Value, state_root: B256) -> U256 {
+    let address: Address = serde_json::from_value(proof["address"].clone()).unwrap();
+    let nodes: Vec<Bytes> = serde_json::from_value(proof["accountProof"].clone()).unwrap();
+    let balance: U256 = serde_json::from_value(proof["balance"].clone()).unwrap();
+    let nonce: U256 = serde_json::from_value(proof["nonce"].clone()).unwrap();
+    let code_hash: B256 = serde_json::from_value(proof["codeHash"].clone()).unwrap();
+    let storage_root: B256 = serde_json::from_value(proof["storageHash"].clone()).unwrap();
+    let leaf = TrieAccount {
+        nonce: nonce.to(),
+        balance,
+        storage_root,
+        code_hash,
+    };
+    let exists = leaf != TrieAccount::default();
+    verify_proof(
+        state_root,
+        Nibbles::unpack(keccak256(address)),
+        exists.then(|| alloy_rlp::encode(leaf)),
+        &nodes,
+    )
+    .unwrap_or_else(|e| panic!("account proof of {address}: {e}"));
+    for slot in proof["storageProof"].as_array().unwrap() {
+        let key: B256 = serde_json::from_value(slot["key"].clone()).unwrap();
+        let value: U256 = serde_json::from_value(slot["value"].clone()).unwrap();
+        let nodes: Vec<Bytes> = serde_json::from_value(slot["proof"].clone()).unwrap();
+        verify_proof(
+            storage_root,
+            Nibbles::unpack(keccak256(key)),
+            (!value.is_zero()).then(|| alloy_rlp::encode(value)),
+            &nodes,
+        )
+        .unwrap_or_else(|e| panic!("storage proof of {address} slot {key}: {e}"));
+    }
+    balance
+}
+
+#[tokio::test]
+async fn proofs_at_earlier_blocks_verify_against_their_state_roots() {
+    let node = TestNode::start().await;
+    let sender = account(0);
+    let recipient = Address::repeat_byte(0x77);
+    let mut blocks = Vec::new();
+    for nonce in 0..3 {
+        let raw = transfer(&sender, nonce, recipient, 1_000);
+        let hash: B256 = node
+            .request("eth_sendRawTransaction", rpc_params![raw])
+            .await;
+        let receipt = node.wait_receipt(hash).await;
+        blocks.push(receipt["blockNumber"].as_str().unwrap().to_string());
+    }
+    let before: u64 = u64::from_str_radix(blocks[0].trim_start_matches("0x"), 16).unwrap() - 1;
+    let mut tags = vec![format!("{before:#x}")];
+    tags.extend(blocks);
+    let slots = [B256::ZERO, B256::with_last_byte(1), B256::with_last_byte(2)];
+    let mut previous = None;
+    for (i, tag) in tags.iter().enumerate() {
+        let header: Value = node
+            .request("eth_getBlockByNumber", rpc_params![tag, false])
+            .await;
+        let root: B256 = serde_json::from_value(header["stateRoot"].clone()).unwrap();
+        let proof: Value = node
+            .request("eth_getProof", rpc_params![recipient, slots, tag])
+            .await;
+        assert_eq!(
+            verified(&proof, root),
+            U256::from(1_000 * i as u64),
+            "at {tag}"
+        );
+        let proof: Value = node
+            .request("eth_getProof", rpc_params![sender.address(), slots, tag])
+            .await;
+        let balance = verified(&proof, root);
+        assert_eq!(proof["nonce"], format!("{i:#x}"), "at {tag}");
+        if let Some(previous) = previous {
+            assert!(balance < previous, "the sender pays at {tag}");
+        }
+        previous = Some(balance);
+        // A contract with storage (the Karma token) proves its slots at every block too.
+        let proof: Value = node
+            .request("eth_getProof", rpc_params![DEV_KARMA_ADDRESS, slots, tag])
+            .await;
+        verified(&proof, root);
+    }
+    node.stop().await;
+}
