@@ -15,6 +15,7 @@ mod misc;
 mod params;
 mod pubsub;
 pub mod server;
+mod ws_filter;
 
 use std::sync::Arc;
 

@@ -33,6 +33,9 @@ use crate::constants::{
     RPC_HEADER_READ_TIMEOUT, RPC_HTTP_IDLE_TIMEOUT, RPC_WS_INACTIVITY_LIMIT, RPC_WS_PING_INTERVAL,
 };
 
+/// The WebSocket server's name in logs and errors.
+const WS: &str = "WebSocket";
+
 /// Runtime configuration of the HTTP and WebSocket JSON-RPC servers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcServerConfig {
@@ -231,7 +234,7 @@ pub async fn start_rpc_servers(
 ) -> Result<RpcServerHandle, RpcServerError> {
     for (transport, enabled, addr, apis) in [
         ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
-        ("WebSocket", cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
+        (WS, cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
     ] {
         let admin = [Namespace::L2admin, Namespace::Admin]
             .into_iter()
@@ -251,7 +254,7 @@ pub async fn start_rpc_servers(
 
     // Bind WS first so the HTTP subscription error can name the real WebSocket address.
     let ws = if cfg.ws_enabled {
-        let (listener, addr) = bind("WebSocket", cfg.ws_addr).await?;
+        let (listener, addr) = bind(WS, cfg.ws_addr).await?;
         let server_cfg = base_config(cfg)
             .ws_only()
             .max_request_body_size(cfg.ws_max_message)
@@ -269,7 +272,8 @@ pub async fn start_rpc_servers(
                 cfg.max_response_body,
                 None,
             )
-            .with_disabled(&module, &methods, "--rpc-ws-api"),
+            .with_disabled(&module, &methods, "--rpc-ws-api")
+            .with_ws_max_message(cfg.ws_max_message),
         );
         let wire = HttpWireLayer::new(
             Transport::Ws,
@@ -283,7 +287,7 @@ pub async fn start_rpc_servers(
             .to_service_builder();
         Some((
             addr,
-            spawn_server(listener, cfg, wire, service, methods.clone(), "WebSocket"),
+            spawn_server(listener, cfg, wire, service, methods.clone(), WS),
         ))
     } else {
         None
@@ -390,6 +394,7 @@ where
         max_connections: cfg.max_connections,
         header_timeout: cfg.header_read_timeout,
         idle_timeout: cfg.http_idle_timeout,
+        ws_max_message: (transport == WS).then_some(cfg.ws_max_message),
     };
     let make_service = {
         let stop = stop.clone();

@@ -1008,32 +1008,100 @@ fn fuzz_ws() {
     rt.block_on(node.stop());
 }
 
-/// Known bug: over WebSocket, a request whose id is a bool, float, negative number, object or
-/// array gets no answer at all (jsonrpsee parses it as a notification); over HTTP `http_layer`
-/// answers it with -32600 and id null. The WS server needs the same rewrite.
+/// Over WebSocket as over HTTP, a request whose id is a bool, float, negative number, object or
+/// array, and a JSON value that is no request, get -32600 with id null (jsonrpsee alone dropped
+/// the first as notifications and answered the second -32700); invalid JSON still gets -32700.
 #[test]
-#[ignore = "known bug: WS drops requests with an invalid id"]
-fn ws_request_with_invalid_id_is_answered() {
+fn ws_request_with_invalid_id_or_envelope_is_answered() {
     let rt = runtime();
     rt.block_on(async {
         let node = TestNode::start().await;
         let mut ws = Ws::connect(node.ws_addr).await;
-        ws.send(r#"{"jsonrpc":"2.0","id":true,"method":"net_listening","params":[]}"#)
+        for (request, code) in [
+            (
+                r#"{"jsonrpc":"2.0","id":true,"method":"net_listening","params":[]}"#,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"net_listening","params":[]}"#,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":-1,"method":"net_listening","params":[]}"#,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"net_listening"}"#,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":[1],"method":"net_listening"}"#,
+                -32600,
+            ),
+            (r#"{"foo":"bar"}"#, -32600),
+            ("5", -32600),
+            (r#"{"jsonrpc":"2.0","#, -32700),
+        ] {
+            ws.send(request).await;
+            let answer = ws_recv(&mut ws, Duration::from_secs(3))
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("no answer to {request}"));
+            assert_eq!(answer["error"]["code"], code, "{request}: {answer}");
+            assert!(answer["id"].is_null(), "{request}: {answer}");
+        }
+        // The connection still serves ordinary requests.
+        ws.send(r#"{"jsonrpc":"2.0","id":7,"method":"eth_chainId"}"#)
             .await;
         let answer = ws_recv(&mut ws, Duration::from_secs(3))
             .await
             .unwrap()
-            .expect("an answer");
-        assert_eq!(answer["error"]["code"], -32600, "{answer}");
-        assert!(answer["id"].is_null(), "{answer}");
+            .unwrap();
+        assert_eq!(
+            (answer["id"].as_u64(), answer["result"].as_str()),
+            (Some(7), Some("0x6c326e"))
+        );
         node.stop().await;
     });
 }
 
-/// Known bug: over WebSocket, an array entry of a batch (`[["x"]]`) is answered with -32600 and
-/// id `"x"` (jsonrpsee reads the array as the id-only struct); HTTP answers id null.
+/// A WebSocket message over `--rpc-ws-max-frame-size` gets -32005 naming the limit and the flag
+/// (jsonrpsee alone: -32007), and the connection stays usable.
 #[test]
-#[ignore = "known bug: WS echoes the first element of an array batch entry as id"]
+fn ws_oversized_message_names_the_limit_and_the_connection_stays() {
+    let rt = runtime();
+    rt.block_on(async {
+        let node = TestNode::start_with(|c| c.rpc_server.ws_max_message = 10_000).await;
+        let mut ws = Ws::connect(node.ws_addr).await;
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["{}","latest"]}}"#,
+            "0".repeat(20_000)
+        );
+        ws.send(&big).await;
+        let answer = ws_recv(&mut ws, Duration::from_secs(3))
+            .await
+            .unwrap()
+            .expect("an answer");
+        assert_eq!(answer["error"]["code"], -32005, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("10000 bytes") && message.contains("--rpc-ws-max-frame-size"),
+            "{message}"
+        );
+        ws.send(r#"{"jsonrpc":"2.0","id":2,"method":"eth_chainId"}"#)
+            .await;
+        let answer = ws_recv(&mut ws, Duration::from_secs(3))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer["id"], 2, "{answer}");
+        node.stop().await;
+    });
+}
+
+/// Over WebSocket, an array entry of a batch (`[["x"]]`) gets -32600 with id null, as over HTTP
+/// (jsonrpsee alone echoed `"x"` as its id).
+#[test]
 fn ws_array_batch_entry_gets_null_id() {
     let rt = runtime();
     rt.block_on(async {
