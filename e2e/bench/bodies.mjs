@@ -31,6 +31,8 @@ const scenarios = {
   eth_estimateGas_erc20: req('eth_estimateGas', [erc20]),
   batch100_eth_getBalance: balAddrs.map((a, i) => req('eth_getBalance', [a, 'latest'], i + 1)),
   eth_getLogs_10k_blocks: req('eth_getLogs', [{ address: s.token, fromBlock: hex(s.fromBlock), toBlock: hex(s.toBlock) }]),
+  // geth's callTracer over a mined ERC-20 transfer (l2node: with DEBUG in --rpc-http-api).
+  debug_traceTransaction_callTracer_erc20: req('debug_traceTransaction', [s.transferTx, { tracer: 'callTracer' }]),
 };
 const erc20Gas = (g) => g > 21000n && g < 100000n;
 const l2 = (r, gas, fee) => BigInt(r.result.baseFeePerGas) >= 0n && gas(BigInt(r.result.gasLimit)) && fee(BigInt(r.result.priorityFeePerGas));
@@ -42,6 +44,8 @@ const expect = {
   l2_estimateGas_erc20: (r) => l2(r, erc20Gas, () => true),
   eth_estimateGas_erc20: (r) => erc20Gas(BigInt(r.result)),
   batch100_eth_getBalance: (r) => Array.isArray(r) && r.length === 100 && r.every((x) => x.result !== undefined),
+  debug_traceTransaction_callTracer_erc20: (r) =>
+    r.result.type === 'CALL' && r.result.to.toLowerCase() === s.token.toLowerCase() && r.result.input.startsWith('0xa9059cbb'),
   eth_getLogs_10k_blocks: (r) => Array.isArray(r.result) && r.result.length === s.logsInRange && r.result.length > s.transfers,
 };
 

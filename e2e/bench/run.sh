@@ -16,6 +16,7 @@ A="${1:?usage: run.sh URL_A URL_B}"; B="${2:?usage: run.sh URL_A URL_B}"
 DUR="${BENCH_DURATION:-10}"; CONN="${BENCH_CONNECTIONS:-32}"; THREADS="${BENCH_THREADS:-2}"
 ALL="eth_blockNumber eth_call_balanceOf eth_estimateGas_transfer l2_estimateGas_transfer l2_estimateGas_premium_transfer"
 ALL="$ALL eth_estimateGas_erc20 l2_estimateGas_erc20 batch100_eth_getBalance eth_getLogs_10k_blocks"
+ALL="$ALL debug_traceTransaction_callTracer_erc20"
 SCEN="${BENCH_SCENARIOS:-$ALL}"
 command -v wrk >/dev/null || { echo "wrk not found: run .ci/e2e-deps.sh" >&2; exit 1; }
 for u in "$A" "$B"; do
@@ -35,7 +36,7 @@ declare -A OKS
 for label in A B; do
   url=$A; [ $label = B ] && url=$B
   st=$(state_of "$url")
-  if [ "${BENCH_SETUP:-auto}" != skip ] && { [ ! -f "$st" ] || ! has_code "$url" "$st"; }; then
+  if [ "${BENCH_SETUP:-auto}" != skip ] && { [ ! -f "$st" ] || ! grep -q '"transferTx"' "$st" || ! has_code "$url" "$st"; }; then
     echo "== setting up $url (one time; see bench/setup.sh)"
     "$HERE/setup.sh" "$url" >/dev/null || { echo "setup failed for $url" >&2; exit 1; }
   fi

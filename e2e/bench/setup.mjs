@@ -86,12 +86,14 @@ async function fillBlocks(n) {
 
 const t0 = Date.now();
 let transfersSent = 0;
+let transferTx = null;
 for (let i = 0; i < TRANSFERS; i++) {
   checkTime();
   const h = await sendRaw({ to: token, data: transferData(holders[i], 1000n + BigInt(i)), gas: 100000n });
   const r = await wait(h);
   if (r.status !== 'success') throw new Error(`transfer ${i} failed`);
   transfersSent++;
+  transferTx ??= h;
   const head = Number(await pub.getBlockNumber({ cacheTime: 0 }));
   await fillBlocks(Math.min(gap, target - head));
 }
@@ -102,7 +104,7 @@ const toBlock = Math.min(head, target);
 const logs = await rpc('eth_getLogs', [{ address: token, fromBlock: toHex(fromBlock), toBlock: toHex(toBlock) }]);
 const state = {
   url: URL_, chainId, token, from: account.address, holder: holders[0], holders,
-  fromBlock, toBlock, blocks: toBlock - fromBlock + 1, transfers: transfersSent,
+  fromBlock, toBlock, blocks: toBlock - fromBlock + 1, transfers: transfersSent, transferTx,
   logsInRange: logs.result ? logs.result.length : null, txsSent: txCount + 1, filler: mineMethod || 'self-transfers',
   setupSeconds: (Date.now() - t0) / 1000, createdAt: new Date().toISOString(),
 };

@@ -52,6 +52,8 @@ pub enum ParamKind {
     TracerOptions,
     /// Parity trace types (`trace_call`): a list of `trace`, `vmTrace`, `stateDiff`.
     TraceTypes,
+    /// `eth_simulateV1`'s payload: blocks of calls with overrides.
+    SimulatePayload,
 }
 
 /// A Rust type used as an RPC parameter: how it is described to users and what it holds.
@@ -107,6 +109,8 @@ params! {
     Vec<crate::types::TraceType> => TraceTypes, "a list of trace types: trace, vmTrace, stateDiff";
     crate::types::GethDebugTracingOptions => TracerOptions,
         "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
+    crate::types::SimulatePayload => SimulatePayload,
+        "a simulation {blockStateCalls: [{blockOverrides, stateOverrides, calls}], validation, traceTransfers, returnFullTransactions}";
     crate::types::GethDebugTracingCallOptions => TracerOptions,
         "tracer options {tracer, tracerConfig, ..., stateOverrides, blockOverrides}";
 }

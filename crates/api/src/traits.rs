@@ -39,6 +39,14 @@ declare_api! {
         /// (EIP-7910).
         #[method(name = "eth_config")]
         async fn config(&self) -> RpcResult<EthConfig>;
+        /// Blocks of calls simulated on top of a block, with block and state overrides
+        /// (execution-apis `eth_simulateV1`).
+        #[method(name = "eth_simulateV1")]
+        async fn simulate_v1(
+            &self,
+            payload: SimulatePayload,
+            block: Option<BlockId>,
+        ) -> RpcResult<Vec<SimulatedBlock<Block>>>;
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
         async fn block_number(&self) -> RpcResult<U64>;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use std::collections::BTreeMap;
 
 pub use alloy_eips::eip7910::EthConfig;
+pub use alloy_rpc_types_eth::simulate::{SimulatePayload, SimulatedBlock};
 pub use alloy_rpc_types_eth::{
     state::StateOverride, AccessListResult, Block, BlockId, BlockNumberOrTag, BlockOverrides,
     EIP1186AccountProofResponse, FeeHistory, Filter, FilterChanges, Index, Log, Transaction,

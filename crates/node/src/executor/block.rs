@@ -63,7 +63,7 @@ impl BlockOutput {
     }
 }
 
-fn logs_bloom(receipts: &[ReceiptEnvelope]) -> Bloom {
+pub(super) fn logs_bloom(receipts: &[ReceiptEnvelope]) -> Bloom {
     receipts
         .iter()
         .fold(Bloom::ZERO, |bloom, r| bloom | *r.logs_bloom())

@@ -11,6 +11,7 @@ mod call;
 mod db;
 mod error;
 mod estimate;
+mod simulate;
 mod trace;
 
 pub use block::{build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock};
@@ -18,4 +19,5 @@ pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput,
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;
+pub use simulate::{simulate, SimulateFailure, SimulatedBlock, TRANSFER_LOG_ADDRESS};
 pub use trace::{parity_block_traces, parity_call, parity_replay_block, trace_block, trace_call};

@@ -55,6 +55,14 @@ pub enum RpcError {
     /// Execution failed.
     #[error(transparent)]
     Exec(#[from] ExecError),
+    /// eth_simulateV1 refused a block or call; the code is execution-apis' for the case.
+    #[error("{message}")]
+    SimulateRefused {
+        /// The `-380xx` code.
+        code: i32,
+        /// geth's wording.
+        message: String,
+    },
     /// The pool rejected a transaction.
     #[error(transparent)]
     Pool(#[from] PoolError),
@@ -84,6 +92,17 @@ pub enum RpcError {
     Encode(#[from] serde_json::Error),
 }
 
+impl From<crate::executor::SimulateFailure> for RpcError {
+    fn from(err: crate::executor::SimulateFailure) -> Self {
+        match err {
+            crate::executor::SimulateFailure::Refused { code, message } => {
+                Self::SimulateRefused { code, message }
+            }
+            crate::executor::SimulateFailure::Exec(e) => Self::Exec(e),
+        }
+    }
+}
+
 impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
         let msg = e.to_string();
@@ -91,6 +110,7 @@ impl From<RpcError> for ErrorObjectOwned {
             RpcError::Parse => code::PARSE_ERROR,
             RpcError::InvalidRequest(_) => code::INVALID_REQUEST,
             RpcError::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            RpcError::SimulateRefused { code, .. } => code,
             RpcError::BatchTooLarge { limit } => {
                 let data = format!("the limit is {limit} requests (--rpc-http-max-batch-size)");
                 return ErrorObjectOwned::owned(code::LIMIT_EXCEEDED, msg, Some(data));

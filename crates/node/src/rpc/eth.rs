@@ -12,7 +12,10 @@ use alloy_rpc_types_eth::{
 };
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{BlockOrPending, EthConfig, RpcTransaction, StorageSlot, Syncing},
+    types::{
+        BlockOrPending, EthConfig, RpcTransaction, SimulatePayload,
+        SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing,
+    },
     EthApiServer,
 };
 use tokio::sync::Semaphore;
@@ -210,6 +213,40 @@ impl EthApiServer for EthRpc {
         Ok(spec
             .eth_config(self.chain.genesis_hash(), head.header.timestamp)
             .ok_or(RpcError::ConfigBeforeCancun)?)
+    }
+
+    async fn simulate_v1(
+        &self,
+        payload: SimulatePayload,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<Vec<RpcSimulatedBlock<Block>>> {
+        let (state, header) = self.state_for(block)?;
+        let chain = self.chain.clone();
+        let gas_cap = self.cfg.gas_cap;
+        let full = payload.return_full_transactions;
+        let blocks = self.bounded(move || -> RpcResult<Vec<_>> {
+            let spec = chain.spec();
+            let blocks = chain
+                .storage()
+                .with_trie_at(header.number, |trie| {
+                    executor::simulate(spec, &state, trie, &header, payload, gas_cap)
+                })?
+                .map_err(|first| {
+                    RpcError::NotFound(format!(
+                        "cannot simulate on block {}: this database keeps the trie history from block {first}; use block {first} or later",
+                        header.number
+                    ))
+                })?
+                .map_err(RpcError::from)?;
+            Ok(blocks
+                .into_iter()
+                .map(|b| RpcSimulatedBlock {
+                    inner: convert::rpc_block(&b.block, full),
+                    calls: b.calls,
+                })
+                .collect())
+        });
+        Ok(blocks.await?)
     }
 
     async fn block_number(&self) -> JsonRpcResult<U64> {

@@ -9,15 +9,14 @@ use super::{Storage, StorageError, META, TRIE_HISTORY_FROM};
 use crate::trie;
 
 impl Storage {
-    /// EIP-1186 proof of `address` and `slots` against the state root of block `block` (read
-    /// through the trie history, so any block the node holds), or `Err(first)` when `block`
-    /// predates `first`, the first block this database can prove.
-    pub fn proof(
+    /// Runs `f` on the state trie of block `block` (read through the trie history, so any
+    /// block the node holds), or answers `Err(first)` when `block` predates `first`, the first
+    /// block this database can read the trie of.
+    pub fn with_trie_at<R>(
         &self,
-        address: Address,
-        slots: &[B256],
         block: u64,
-    ) -> Result<Result<EIP1186AccountProofResponse, u64>, StorageError> {
+        f: impl FnOnce(&dyn trie::TrieStore) -> R,
+    ) -> Result<Result<R, u64>, StorageError> {
         let tx = self.db.begin_read()?;
         let first = tx
             .open_table(META)?
@@ -28,7 +27,21 @@ impl Storage {
         }
         let nodes = tx.open_table(trie::TRIE_NODES)?;
         let history = tx.open_table(trie::TRIE_HISTORY)?;
-        let p = trie::account_proof(&trie::TrieAt::new(&nodes, &history, block), address, slots)?;
+        Ok(Ok(f(&trie::TrieAt::new(&nodes, &history, block))))
+    }
+
+    /// EIP-1186 proof of `address` and `slots` against the state root of block `block`, or
+    /// `Err(first)` as [`Storage::with_trie_at`] says.
+    pub fn proof(
+        &self,
+        address: Address,
+        slots: &[B256],
+        block: u64,
+    ) -> Result<Result<EIP1186AccountProofResponse, u64>, StorageError> {
+        let p = match self.with_trie_at(block, |trie| trie::account_proof(trie, address, slots))? {
+            Ok(p) => p?,
+            Err(first) => return Ok(Err(first)),
+        };
         let (balance, nonce, code_hash) = match &p.account {
             Some(a) => (a.balance, a.nonce, a.code_hash),
             None => (U256::ZERO, 0, revm::primitives::KECCAK_EMPTY),

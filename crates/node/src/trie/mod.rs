@@ -24,7 +24,9 @@ mod store;
 mod update;
 
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
-pub use store::{HistoryRecorder, MemoryTrieStore, TrieAt, TrieStore, TRIE_HISTORY, TRIE_NODES};
+pub use store::{
+    HistoryRecorder, MemoryTrieStore, OverlayTrie, TrieAt, TrieStore, TRIE_HISTORY, TRIE_NODES,
+};
 
 use update::{prepare, trie_root, TrieUpdater};
 

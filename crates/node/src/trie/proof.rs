@@ -34,7 +34,7 @@ pub struct StorageProofNodes {
 }
 
 /// Merkle proof for eth_getProof: account proof nodes (RLP, root first) and per-slot proofs.
-pub fn account_proof<S: TrieStore>(
+pub fn account_proof<S: TrieStore + ?Sized>(
     store: &S,
     address: Address,
     slots: &[B256],
@@ -78,7 +78,7 @@ pub fn account_proof<S: TrieStore>(
 }
 
 /// Nodes on the path to `key` (root first, embedded nodes skipped) and the leaf value if found.
-fn path_proof<S: TrieStore>(
+fn path_proof<S: TrieStore + ?Sized>(
     store: &S,
     prefix: &[u8],
     key: Nibbles,

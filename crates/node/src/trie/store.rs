@@ -264,6 +264,54 @@ impl<T: ReadableTable<&'static [u8], &'static [u8]>> TrieStore for TrieAt<'_, T>
     }
 }
 
+/// Writes kept in memory over a read-only trie (eth_simulateV1's blocks over a stored block):
+/// reads see the writes first, then the base, except under a deleted prefix.
+pub struct OverlayTrie<'a> {
+    base: &'a dyn TrieStore,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Prefixes deleted in the overlay: the base's keys under them read as absent.
+    wiped: Vec<Vec<u8>>,
+}
+
+impl<'a> OverlayTrie<'a> {
+    /// An overlay with no writes yet over `base`.
+    pub fn new(base: &'a dyn TrieStore) -> Self {
+        Self {
+            base,
+            writes: BTreeMap::new(),
+            wiped: Vec::new(),
+        }
+    }
+}
+
+impl TrieStore for OverlayTrie<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        if let Some(value) = self.writes.get(key) {
+            return Ok(value.clone());
+        }
+        if self.wiped.iter().any(|p| key.starts_with(p)) {
+            return Ok(None);
+        }
+        self.base.get(key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.writes.insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.writes.insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        self.writes.retain(|k, _| !k.starts_with(prefix));
+        self.wiped.push(prefix.to_vec());
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +329,22 @@ mod tests {
         store.delete(&[0]).unwrap();
         store.delete(&[0]).unwrap();
         assert_eq!(store.get(&[0]).unwrap(), None);
+    }
+
+    #[test]
+    fn overlay_reads_its_writes_over_the_base_and_hides_wiped_prefixes() {
+        let mut base = MemoryTrieStore::new();
+        base.put(&[1, 2], b"base").unwrap();
+        base.put(&[1, 2, 3], b"deep").unwrap();
+        base.put(&[7], b"other").unwrap();
+        let mut overlay = OverlayTrie::new(&base);
+        exercise(&mut overlay);
+        assert_eq!(overlay.get(&[7]).unwrap().as_deref(), Some(&b"other"[..]));
+        overlay.delete_prefix(&[7]).unwrap();
+        assert_eq!(overlay.get(&[7]).unwrap(), None);
+        overlay.put(&[7, 1], b"new").unwrap();
+        assert_eq!(overlay.get(&[7, 1]).unwrap().as_deref(), Some(&b"new"[..]));
+        assert_eq!(base.get(&[1, 2]).unwrap().as_deref(), Some(&b"base"[..]));
     }
 
     #[test]

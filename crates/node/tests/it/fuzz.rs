@@ -369,6 +369,19 @@ fn kind(k: ParamKind, known: &Known) -> BoxedStrategy<Value> {
             1 => arb_json()
         ]
         .boxed(),
+        ParamKind::SimulatePayload => prop_oneof![
+            2 => (prop::collection::vec(prop_oneof![Just(None), (0u64..300).prop_map(Some)], 0..4), any::<bool>(), any::<bool>())
+                .prop_map(|(numbers, validation, trace)| json!({
+                    "blockStateCalls": numbers.iter().map(|n| json!({
+                        "blockOverrides": n.map(|n| json!({ "number": format!("{n:#x}") })),
+                        "calls": [{ "to": "0x0000000000000000000000000000000000000004", "input": "0x01" }]
+                    })).collect::<Vec<_>>(),
+                    "validation": validation,
+                    "traceTransfers": trace
+                })),
+            1 => arb_json()
+        ]
+        .boxed(),
     }
 }
 

@@ -16,5 +16,6 @@ mod p2p;
 mod pool_limits;
 mod proof;
 mod shapes;
+mod simulate;
 mod subscriptions;
 mod wire;
