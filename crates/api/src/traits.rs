@@ -359,6 +359,68 @@ declare_api! {
         ) -> RpcResult<Option<Vec<TraceResultsWithTransactionHash>>>;
     }
 
+    /// Otterscan's `ots_` namespace (API level 8), as Erigon and anvil serve it.
+    #[table(OTS_METHODS, server = OtsApiServer)]
+    pub trait OtsApi {
+        /// The Otterscan API level this node implements (8).
+        #[method(name = "ots_getApiLevel")]
+        async fn get_api_level(&self) -> RpcResult<u64>;
+        /// Whether `address` holds code at `block`.
+        #[method(name = "ots_hasCode")]
+        async fn has_code(&self, address: Address, block: BlockId) -> RpcResult<bool>;
+        /// The ether transfers, creations and self-destructs inside a mined transaction.
+        #[method(name = "ots_getInternalOperations")]
+        async fn get_internal_operations(&self, hash: B256) -> RpcResult<Vec<InternalOperation>>;
+        /// The revert data of a mined transaction (`0x` when it did not revert).
+        #[method(name = "ots_getTransactionError")]
+        async fn get_transaction_error(&self, hash: B256) -> RpcResult<Bytes>;
+        /// Every call frame of a mined transaction.
+        #[method(name = "ots_traceTransaction")]
+        async fn trace_transaction(&self, hash: B256) -> RpcResult<Vec<TraceEntry>>;
+        /// A block without its transactions, with its issuance and total fees.
+        #[method(name = "ots_getBlockDetails")]
+        async fn get_block_details(&self, block: BlockNumberOrTag) -> RpcResult<BlockDetails>;
+        /// [`Self::get_block_details`] by block hash.
+        #[method(name = "ots_getBlockDetailsByHash")]
+        async fn get_block_details_by_hash(&self, hash: B256) -> RpcResult<BlockDetails>;
+        /// One page of a block's transactions with their receipts (without logs).
+        #[method(name = "ots_getBlockTransactions")]
+        async fn get_block_transactions(
+            &self,
+            block: BlockNumberOrTag,
+            page: U64,
+            page_size: U64,
+        ) -> RpcResult<OtsBlockTransactions>;
+        /// The hash of the transaction `sender` sent with `nonce` (`null` if none).
+        #[method(name = "ots_getTransactionBySenderAndNonce")]
+        async fn get_transaction_by_sender_and_nonce(
+            &self,
+            sender: Address,
+            nonce: U64,
+        ) -> RpcResult<Option<B256>>;
+        /// The transaction that created the contract at `address` and its direct creator.
+        #[method(name = "ots_getContractCreator")]
+        async fn get_contract_creator(&self, address: Address) -> RpcResult<Option<ContractCreator>>;
+        /// Transactions that touched `address`, newest first, in blocks before `block` (0: from
+        /// the head).
+        #[method(name = "ots_searchTransactionsBefore")]
+        async fn search_transactions_before(
+            &self,
+            address: Address,
+            block: U64,
+            page_size: U64,
+        ) -> RpcResult<TransactionsWithReceipts>;
+        /// Transactions that touched `address`, newest first, in blocks after `block` (0: from
+        /// genesis).
+        #[method(name = "ots_searchTransactionsAfter")]
+        async fn search_transactions_after(
+            &self,
+            address: Address,
+            block: U64,
+            page_size: U64,
+        ) -> RpcResult<TransactionsWithReceipts>;
+    }
+
     /// The `rpc_` namespace, served on every transport.
     #[table(RPC_METHODS, server = RpcApiServer)]
     pub trait RpcApi {

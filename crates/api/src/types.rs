@@ -11,6 +11,10 @@ pub use alloy_rpc_types_eth::{
     EIP1186AccountProofResponse, FeeHistory, Filter, FilterChanges, Index, Log, Transaction,
     TransactionReceipt, TransactionRequest,
 };
+pub use alloy_rpc_types_trace::otterscan::{
+    BlockDetails, ContractCreator, InternalOperation, OtsBlockTransactions, TraceEntry,
+    TransactionsWithReceipts,
+};
 pub use alloy_rpc_types_trace::{
     geth::{GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult},
     parity::{LocalizedTransactionTrace, TraceResults, TraceResultsWithTransactionHash, TraceType},

@@ -11,6 +11,7 @@ mod call;
 mod db;
 mod error;
 mod estimate;
+mod otterscan;
 mod simulate;
 mod trace;
 
@@ -19,5 +20,6 @@ pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput,
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;
+pub use otterscan::{ots_creations, ots_internal_operations, ots_trace, ots_transaction_error};
 pub use simulate::{simulate, SimulateFailure, SimulatedBlock, TRANSFER_LOG_ADDRESS};
 pub use trace::{parity_block_traces, parity_call, parity_replay_block, trace_block, trace_call};

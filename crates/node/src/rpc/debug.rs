@@ -208,7 +208,7 @@ impl DebugApiServer for EthRpc {
 impl EthRpc {
     /// Block `id`'s number, its parent's state and the block, for a Parity trace; `None` for
     /// a block not held.
-    async fn parity<T: Send + 'static>(
+    pub(super) async fn parity<T: Send + 'static>(
         &self,
         id: BlockId,
         only: Option<B256>,

@@ -12,6 +12,7 @@ pub mod http_layer;
 mod l2;
 pub mod middleware;
 mod misc;
+mod otterscan;
 mod params;
 mod pubsub;
 pub mod server;
@@ -22,7 +23,8 @@ use std::sync::Arc;
 use jsonrpsee::RpcModule;
 use l2node_api::{
     AdminApiServer, DebugApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer,
-    L2ApiServer, NetApiServer, RpcApiServer, TraceApiServer, TxpoolApiServer, Web3ApiServer,
+    L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TraceApiServer, TxpoolApiServer,
+    Web3ApiServer,
 };
 
 use crate::{chain::Chain, constants, p2p::NetStatus, pool::Pool};
@@ -81,6 +83,8 @@ pub enum Namespace {
     Debug,
     /// `trace_`: Parity-style traces (off by default, like Besu's TRACE).
     Trace,
+    /// `ots_`: Otterscan's API (off by default, like Erigon's OTS).
+    Ots,
     /// `admin_`: peers and this node's network identity, for operators (off by default, like
     /// geth's and Besu's ADMIN).
     Admin,
@@ -91,7 +95,7 @@ pub enum Namespace {
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 9] = [
+    pub const ALL: [Namespace; 10] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -101,6 +105,7 @@ impl Namespace {
         Self::Admin,
         Self::Debug,
         Self::Trace,
+        Self::Ots,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -115,6 +120,7 @@ impl Namespace {
             Self::Admin => "admin",
             Self::Debug => "debug",
             Self::Trace => "trace",
+            Self::Ots => "ots",
         }
     }
 
@@ -144,7 +150,7 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG, TRACE")
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG, TRACE, OTS")
             })
     }
 }
@@ -169,6 +175,9 @@ pub fn build_module(
         .expect("unique names");
     module
         .merge(TraceApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(OtsApiServer::into_rpc(eth.clone()))
         .expect("unique names");
     module
         .merge(RpcApiServer::into_rpc(debug::RpcModules(

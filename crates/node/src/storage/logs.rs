@@ -67,3 +67,50 @@ fn collect(
     }
     Ok(())
 }
+
+impl Storage {
+    /// Blocks in `from..=to` in which `address` changed (its balance, nonce or code: the account
+    /// history) or emitted a log (the log index): at most `limit` of them, newest first when
+    /// `newest_first`, else oldest first. Two index range reads, never a scan of blocks.
+    pub fn address_activity(
+        &self,
+        address: Address,
+        from: u64,
+        to: u64,
+        newest_first: bool,
+        limit: usize,
+    ) -> Result<Vec<u64>, StorageError> {
+        if from > to || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let snap = self.snapshot()?;
+        let lo = codec::with_block(address.as_slice(), from);
+        let hi = codec::with_block(address.as_slice(), to);
+        let mut blocks = BTreeSet::new();
+        let history = snap.table(&snap.account_history)?;
+        let range = history.range(lo.as_slice()..=hi.as_slice())?;
+        let keys: Box<dyn Iterator<Item = _>> = if newest_first {
+            Box::new(range.rev())
+        } else {
+            Box::new(range)
+        };
+        for entry in keys.take(limit) {
+            blocks.insert(codec::block_suffix(entry?.0.value()));
+        }
+        let logs = snap.table(&snap.log_addresses)?;
+        let range = logs.range(lo.as_slice()..=hi.as_slice())?;
+        let keys: Box<dyn Iterator<Item = _>> = if newest_first {
+            Box::new(range.rev())
+        } else {
+            Box::new(range)
+        };
+        for entry in keys.take(limit) {
+            blocks.insert(codec::block_suffix(entry?.0.value()));
+        }
+        Ok(if newest_first {
+            blocks.into_iter().rev().take(limit).collect()
+        } else {
+            blocks.into_iter().take(limit).collect()
+        })
+    }
+}

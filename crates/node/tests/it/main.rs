@@ -12,6 +12,7 @@ mod karma;
 mod karma_contracts;
 mod layering;
 mod node;
+mod otterscan;
 mod p2p;
 mod pool_limits;
 mod proof;
