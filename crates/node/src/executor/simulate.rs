@@ -11,7 +11,10 @@
 //! that call's result. Each block's state root is computed over the stored trie of the base
 //! block with the blocks' changes kept in memory ([`OverlayTrie`]). With `traceTransfers`,
 //! every transfer of ether appears among the call's logs as an ERC-20 `Transfer` from
-//! [`TRANSFER_LOG_ADDRESS`], in execution order.
+//! [`TRANSFER_LOG_ADDRESS`], in execution order. (revm-inspectors' `TransferInspector` writes
+//! such logs into the journal, so they would enter the receipts and the receipts root; geth keeps
+//! them out of the block, and so does [`TransferLogs`] here.) The whole request runs under one
+//! EVM deadline, as geth's.
 
 use std::borrow::Cow;
 
@@ -46,10 +49,12 @@ use revm::{
 
 use super::{
     block::{block_err, bundle_to_changes, evm_env, logs_bloom, new_state, ExecutorSpec},
+    call::Deadline,
     error::{halt_message, invalid_tx_message, ExecError},
 };
 use crate::{
     chainspec::ChainSpec,
+    constants::EVM_CALL_TIMEOUT,
     storage::{StateReader, StoredBlock},
     trie::{self, OverlayTrie, TrieStore},
 };
@@ -110,6 +115,13 @@ pub fn simulate(
     gas_cap: u64,
 ) -> Result<Vec<SimulatedBlock>, SimulateFailure> {
     let blocks = sanitize_chain(base, payload.block_state_calls)?;
+    let opts = Options {
+        validation: payload.validation,
+        trace_transfers: payload.trace_transfers,
+        gas_cap,
+    };
+    // One deadline for the whole request, as geth's RPC EVM timeout.
+    let mut deadline = Deadline::after_timeout();
     let mut db = new_state(state);
     let mut trie = OverlayTrie::new(base_trie);
     let mut parent = base.clone();
@@ -131,9 +143,8 @@ pub fn simulate(
             &mut trie,
             header,
             block,
-            payload.validation,
-            payload.trace_transfers,
-            gas_cap,
+            &opts,
+            &mut deadline,
         )?;
         parent_hash = simulated.block.hash;
         parent = simulated.block.header.clone();
@@ -252,17 +263,28 @@ fn block_header(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The request-wide switches of a simulation.
+#[derive(Clone, Copy)]
+struct Options {
+    validation: bool,
+    trace_transfers: bool,
+    gas_cap: u64,
+}
+
 fn simulate_block(
     spec: &ChainSpec,
     db: &mut super::block::Db<'_>,
     trie: &mut OverlayTrie<'_>,
     mut header: Header,
     block: SimBlock,
-    validation: bool,
-    trace_transfers: bool,
-    gas_cap: u64,
+    opts: &Options,
+    deadline: &mut Deadline,
 ) -> Result<SimulatedBlock, SimulateFailure> {
+    let Options {
+        validation,
+        trace_transfers,
+        gas_cap,
+    } = *opts;
     let mut env = evm_env(spec, &header);
     if let Some(overrides) = &block.block_overrides {
         // Only what the header does not carry: BLOCKHASH and blob base fee overrides.
@@ -285,7 +307,11 @@ fn simulate_block(
     cfg.disable_base_fee = !validation;
 
     let mut transfers = TransferLogs::new(trace_transfers);
-    let evm = EthEvmFactory::default().create_evm_with_inspector(&mut *db, env, &mut transfers);
+    let evm = EthEvmFactory::default().create_evm_with_inspector(
+        &mut *db,
+        env,
+        (&mut transfers, &mut *deadline),
+    );
     let shanghai = header.withdrawals_root.is_some();
     let ctx = EthBlockExecutionCtx {
         parent_hash: header.parent_hash,
@@ -337,7 +363,7 @@ fn simulate_block(
         }
         request.from = Some(from);
         let tx = unsigned_envelope(request)?;
-        executor.evm_mut().inspector_mut().start_transaction();
+        executor.evm_mut().inspector_mut().0.start_transaction();
         let mut result = None;
         let executed = executor
             .execute_transaction_with_result_closure(Recovered::new_unchecked(&tx, from), |r| {
@@ -358,9 +384,13 @@ fn simulate_block(
             }
             Err(other) => return Err(block_err(other).into()),
         }
+        let (transfers, deadline) = executor.evm_mut().inspector_mut();
+        if deadline.expired {
+            return Err(ExecError::Timeout(EVM_CALL_TIMEOUT).into());
+        }
         let result = result.expect("an executed transaction reports its result");
         let logs = if trace_transfers {
-            executor.evm_mut().inspector_mut().take_logs()
+            transfers.take_logs()
         } else {
             result.logs().to_vec()
         };

@@ -188,5 +188,20 @@ async fn refusals_carry_the_execution_apis_codes() {
         .await,
     );
     assert!(err.contains("-38014"), "{err}");
+    // An endless loop stops at the EVM deadline for the whole request.
+    let looping = "0x00000000000000000000000000000000000000ee";
+    let err = code_of(
+        simulate(
+            &node,
+            json!({ "blockStateCalls": [{
+                "blockOverrides": { "gasLimit": "0xe8d4a51000" },
+                "stateOverrides": { looping: { "code": "0x5b600056" } },
+                "calls": [{ "from": sender, "to": looping, "gas": "0xe8d4a51000" }]
+            }] }),
+            "latest",
+        )
+        .await,
+    );
+    assert!(err.contains("timeout"), "{err}");
     node.stop().await;
 }
