@@ -15,6 +15,7 @@ use alloy_consensus::{
     proofs, Block, BlockBody, Header, ReceiptEnvelope, TxEnvelope, TxReceipt as _,
 };
 use alloy_eips::BlockNumberOrTag;
+use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 use parking_lot::{Mutex, RwLock};
@@ -27,8 +28,9 @@ use crate::{
     chainspec::ChainSpec,
     executor::{self, ExecError},
     karma::ledger::Ledger,
-    state::{AccountChange, AccountState},
+    state::{AccountChange, AccountState, StateChanges},
     storage::{BlockToStore, Storage, StorageError, StoredBlock},
+    trie,
 };
 
 /// Errors of the chain layer.
@@ -298,8 +300,31 @@ impl Chain {
         )?;
         let senders = recover_senders(number, &block.body.transactions)?;
         let state = self.storage.state_at(None)?;
-        let out = executor::execute_block(&self.spec, &state, &block, &senders)
-            .map_err(|source| ChainError::Exec { number, source })?;
+        let out = if self.spec.is_byzantium_active_at_block(number) {
+            executor::execute_block(&self.spec, &state, &block, &senders, None)
+        } else {
+            // Receipts carry intermediate state roots: each over the parent's trie (the head's)
+            // with the block's changes so far kept in memory.
+            self.storage
+                .with_trie_at(number - 1, |trie| {
+                    let mut root_of = |changes: &StateChanges| {
+                        let mut overlay = trie::OverlayTrie::new(trie);
+                        trie::apply_changes(&mut overlay, changes)
+                            .map_err(|e| ExecError::Storage(e.into()))
+                    };
+                    executor::execute_block(
+                        &self.spec,
+                        &state,
+                        &block,
+                        &senders,
+                        Some(&mut root_of),
+                    )
+                })?
+                .unwrap_or_else(|first| {
+                    unreachable!("the head's trie is always readable (history from {first})")
+                })
+        }
+        .map_err(|source| ChainError::Exec { number, source })?;
         drop(state);
         let header = block.header;
         check(number, "gas used", header.gas_used, out.gas_used)?;

@@ -5,7 +5,7 @@ use std::{borrow::Cow, collections::HashSet};
 use alloy_consensus::{
     constants::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH},
     proofs::{calculate_receipt_root, ordered_trie_root_with_encoder},
-    Block, BlockHeader, Header, ReceiptEnvelope, Transaction, TxEnvelope,
+    Block, BlockHeader, Eip658Value, Header, ReceiptEnvelope, Transaction, TxEnvelope,
 };
 use alloy_eips::{eip7685::Requests, Encodable2718};
 use alloy_evm::{
@@ -169,16 +169,23 @@ pub(crate) fn evm_env(spec: &ChainSpec, header: &Header) -> EvmEnv {
     env
 }
 
+/// The state root after some of a block's transactions, given the block's changes so far
+/// (the caller owns the trie).
+pub type IntermediateRoot<'c> = &'c mut dyn FnMut(&StateChanges) -> Result<B256, ExecError>;
+
 /// Executes `block` on top of `state` (the parent's state) and returns receipts and changes.
 ///
 /// `senders[i]` is the recovered signer of transaction `i`. Roots are not checked here: the
 /// caller compares [`BlockOutput::receipts_root`], `logs_bloom`, `gas_used` and the state root
-/// with the header.
+/// with the header. Before Byzantium a receipt carries the state root after its transaction
+/// instead of a status (EIP-658 came with Byzantium): `intermediate_root` computes it, and
+/// without it such receipts keep a status (and their root will not match the header's).
 pub fn execute_block(
     spec: &ChainSpec,
     state: &dyn StateReader,
     block: &Block<TxEnvelope>,
     senders: &[Address],
+    mut intermediate_root: Option<IntermediateRoot<'_>>,
 ) -> Result<BlockOutput, ExecError> {
     let txs = &block.body.transactions;
     if senders.len() != txs.len() {
@@ -196,13 +203,27 @@ pub fn execute_block(
         AlloyReceiptBuilder::default(),
     );
     executor.apply_pre_execution_changes().map_err(block_err)?;
+    if spec.is_byzantium_active_at_block(header.number) {
+        intermediate_root = None;
+    }
     let mut tx_gas_used = Vec::with_capacity(txs.len());
+    let mut roots = Vec::new();
     for (tx, sender) in txs.iter().zip(senders) {
         let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);
         let gas = executor.execute_transaction(recovered).map_err(block_err)?;
         tx_gas_used.push(gas.tx_gas_used());
+        if let Some(root_of) = intermediate_root.as_mut() {
+            let db = executor.evm_mut().db_mut();
+            db.merge_transitions(BundleRetention::PlainState);
+            roots.push(root_of(&bundle_to_changes(db.bundle_state.clone()))?);
+        }
     }
-    let (evm, result) = executor.finish().map_err(block_err)?;
+    let (evm, mut result) = executor.finish().map_err(block_err)?;
+    for (receipt, root) in result.receipts.iter_mut().zip(roots) {
+        if let ReceiptEnvelope::Legacy(r) = receipt {
+            r.receipt.status = Eip658Value::PostState(root);
+        }
+    }
     let changes = take_changes(evm.into_db());
     Ok(BlockOutput {
         receipts: result.receipts,
@@ -500,7 +521,7 @@ mod tests {
                 *tx_types.entry(tx.tx_type() as u8).or_insert(0usize) += 1;
             }
             withdrawals += block.body.withdrawals.as_ref().map_or(0, |w| w.len());
-            let out = execute_block(&spec, &state, block, &senders)
+            let out = execute_block(&spec, &state, block, &senders, None)
                 .unwrap_or_else(|e| panic!("block {}: {e}", block.header.number));
             let n = block.header.number;
             assert_eq!(out.gas_used, block.header.gas_used, "gas_used of block {n}");
@@ -577,7 +598,7 @@ mod tests {
         // Importing the built block reproduces receipts and changes.
         let block = built.to_block();
         let senders: Vec<Address> = built.transactions.iter().map(|t| t.signer()).collect();
-        let out = execute_block(&spec, &state, &block, &senders).unwrap();
+        let out = execute_block(&spec, &state, &block, &senders, None).unwrap();
         assert_eq!(out.receipts_root(), built.header.receipts_root);
         assert_eq!(out.logs_bloom(), built.header.logs_bloom);
         assert_eq!(out.changes, built.changes);
@@ -604,7 +625,7 @@ mod tests {
         assert_eq!(built.header.base_fee_per_gas, Some(0));
         assert_eq!(built.header.difficulty, U256::from(2));
         let senders: Vec<Address> = built.transactions.iter().map(|t| t.signer()).collect();
-        let out = execute_block(&spec, &state, &built.to_block(), &senders).unwrap();
+        let out = execute_block(&spec, &state, &built.to_block(), &senders, None).unwrap();
         assert_eq!(out.receipts_root(), built.header.receipts_root);
         assert_eq!(out.changes, built.changes);
         // Clique pays no block reward: the signer gets only the 1 wei/gas tip.

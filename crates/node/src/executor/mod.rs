@@ -15,7 +15,9 @@ mod otterscan;
 mod simulate;
 mod trace;
 
-pub use block::{build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock};
+pub use block::{
+    build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock, IntermediateRoot,
+};
 pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput, CallRequest};
 pub use db::{DbError, StateDb};
 pub use error::ExecError;

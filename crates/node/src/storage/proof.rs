@@ -11,18 +11,17 @@ use crate::trie;
 impl Storage {
     /// Runs `f` on the state trie of block `block` (read through the trie history, so any
     /// block the node holds), or answers `Err(first)` when `block` predates `first`, the first
-    /// block this database can read the trie of.
+    /// block this database can read the trie of (the head's is always readable).
     pub fn with_trie_at<R>(
         &self,
         block: u64,
         f: impl FnOnce(&dyn trie::TrieStore) -> R,
     ) -> Result<Result<R, u64>, StorageError> {
         let tx = self.db.begin_read()?;
-        let first = tx
-            .open_table(META)?
-            .get(TRIE_HISTORY_FROM)?
-            .map_or(0, |v| v.value());
-        if block < first {
+        let meta = tx.open_table(META)?;
+        let first = meta.get(TRIE_HISTORY_FROM)?.map_or(0, |v| v.value());
+        let head = meta.get("head")?.map_or(0, |v| v.value());
+        if block < first && block < head {
             return Ok(Err(first));
         }
         let nodes = tx.open_table(trie::TRIE_NODES)?;

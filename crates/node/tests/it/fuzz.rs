@@ -638,8 +638,9 @@ fn check_response(resp: &Value, req: Option<&Value>, http: bool, f: &Findings) {
                         || (http && subscription)
                 }
                 -32602 | -32000 | -32005 | 3 => true,
-                // execution-apis' codes for a simulation the rules refuse.
-                -38026..=-38010 => method == "eth_simulateV1",
+                // execution-apis' codes for a simulation the rules refuse (an answer with a
+                // null or shared id cannot be attributed: "-").
+                -38026..=-38010 => method == "eth_simulateV1" || method == "-",
                 _ => false,
             };
             if !allowed {

@@ -273,3 +273,80 @@ async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_stat
     assert_eq!(config["next"], serde_json::Value::Null);
     node.stop().await;
 }
+
+const POW_ERA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chains/pow-era");
+
+/// The pow-era chain (generated with py-evm, see `testdata/chains/pow-era/generate.py`):
+/// Frontier, Homestead, Tangerine Whistle, Spurious Dragon, Byzantium, Petersburg. Its receipts
+/// before Byzantium carry intermediate state roots, its blocks pay the era's block rewards, and
+/// its difficulty and nonces are taken as given: importing it reproduces every hash and the
+/// head state.
+#[tokio::test]
+async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewards() {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Expected {
+        genesis_hash: B256,
+        head_hash: B256,
+        accounts: std::collections::BTreeMap<alloy_primitives::Address, ExpectedAccount>,
+    }
+    #[derive(serde::Deserialize)]
+    struct ExpectedAccount {
+        balance: U256,
+        nonce: u64,
+        code: alloy_primitives::Bytes,
+        slot0: U256,
+    }
+    let expected: Expected =
+        serde_json::from_slice(&std::fs::read(format!("{POW_ERA}/expected.json")).unwrap())
+            .unwrap();
+    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{POW_ERA}/genesis.json")).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let chain = open_chain(&dir.path().join("db"), spec.clone()).unwrap();
+    assert_eq!(chain.genesis_hash(), expected.genesis_hash);
+    let done = import_file(&chain, format!("{POW_ERA}/chain.rlp").as_ref(), |_| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((done.imported, chain.head().hash), (12, expected.head_hash));
+    drop(chain);
+
+    let any = "127.0.0.1:0".parse().unwrap();
+    let mut cfg =
+        crate::common::dev_config(&dir.path().join("db"), std::time::Duration::from_secs(2));
+    cfg.spec = spec;
+    cfg.signer = None;
+    cfg.rpc_server = RpcServerConfig {
+        http_addr: any,
+        ws_addr: any,
+        ..Default::default()
+    };
+    let node = TestNode::start_in(dir, cfg).await;
+    for (address, want) in &expected.accounts {
+        let balance: U256 = node
+            .request("eth_getBalance", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(balance, want.balance, "balance of {address}");
+        let nonce: U64 = node
+            .request("eth_getTransactionCount", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(nonce.to::<u64>(), want.nonce, "nonce of {address}");
+        let code: alloy_primitives::Bytes = node
+            .request("eth_getCode", rpc_params![address, "latest"])
+            .await;
+        assert_eq!(code, want.code, "code of {address}");
+        let slot: U256 = node
+            .request("eth_getStorageAt", rpc_params![address, "0x0", "latest"])
+            .await;
+        assert_eq!(slot, want.slot0, "slot 0 of {address}");
+    }
+    // Block 4 (Homestead) holds a call that ran out of gas: its receipt has the state root after
+    // it and no status; block 9 (Byzantium) has one too, with status 0.
+    for (block, root) in [("0x4", true), ("0x9", false)] {
+        let receipts: serde_json::Value = node
+            .request("eth_getBlockReceipts", rpc_params![block])
+            .await;
+        let receipt = &receipts[0];
+        assert_eq!(receipt["root"].is_string(), root, "{receipt}");
+        assert_eq!(receipt["status"].is_string(), !root, "{receipt}");
+    }
+    node.stop().await;
+}
