@@ -1,6 +1,7 @@
 """Generates the pow-era test chain with py-evm (pip install py-evm==0.12.1b1):
 Frontier at 0, Homestead at 3, Tangerine Whistle at 5, Spurious Dragon at 7, Byzantium at 9,
-Constantinople and Petersburg at 11; 12 blocks with block rewards to the zero coinbase.
+Constantinople and Petersburg at 11; 12 blocks with block rewards to the zero coinbase and
+two uncles (rewarded to their own coinbases).
 Writes genesis.json (geth format), chain.rlp (blocks 1..12, concatenated RLP as `geth export`
 writes them) and expected.json (hashes and the head state of every touched account).
 
@@ -91,12 +92,31 @@ plans = {
     11: lambda: [tx(KEY, contract, 0, b"", gas=50_000, eip155=True), tx(KEY, RECIPIENTS[7], 3, eip155=True)],
     12: lambda: [],
 }
+# Uncles: block 6 includes a sibling of block 4 (two generations back), block 10 a sibling of
+# block 9 (one back); each is an empty header from its own coinbase.
+UNCLE_COINBASES = {6: b"\xd4" * 20, 10: b"\xd9" * 20}
+UNCLE_OF = {6: 4, 10: 9}
+
+
+def uncle_for(number):
+    height = UNCLE_OF[number]
+    parent = chain.get_canonical_block_by_number(height - 1).header
+    vm = chain.get_vm(chain.get_canonical_block_by_number(height).header)
+    header = vm.create_header_from_parent(
+        parent, coinbase=UNCLE_COINBASES[number], timestamp=parent.timestamp + 14,
+        extra_data=b"uncle")
+    return header.copy(state_root=parent.state_root)
+
+
 blocks = []
 for number in range(1, 13):
     for t in plans[number]():
         chain.apply_transaction(t)
     chain.set_header_timestamp(GENESIS_PARAMS["timestamp"] + 13 * number)
-    blocks.append(chain.mine_block())
+    if number in UNCLE_OF:
+        blocks.append(chain.mine_block(uncles=[uncle_for(number)]))
+    else:
+        blocks.append(chain.mine_block())
     if number == 2:
         contract = generate_contract_address(SENDER, 1)
 
@@ -122,7 +142,7 @@ with open(os.path.join(out, "genesis.json"), "w") as f:
     json.dump(genesis_json, f, indent=2)
 
 state = chain.get_vm().state
-accounts = [SENDER, OTHER_ADDR, contract, blocks[0].header.coinbase] + RECIPIENTS
+accounts = [SENDER, OTHER_ADDR, contract, blocks[0].header.coinbase] + list(UNCLE_COINBASES.values()) + RECIPIENTS
 expected = {
     "genesisHash": encode_hex(g.hash),
     "headHash": encode_hex(blocks[-1].header.hash),

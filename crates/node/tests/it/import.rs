@@ -278,9 +278,9 @@ const POW_ERA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chain
 
 /// The pow-era chain (generated with py-evm, see `testdata/chains/pow-era/generate.py`):
 /// Frontier, Homestead, Tangerine Whistle, Spurious Dragon, Byzantium, Petersburg. Its receipts
-/// before Byzantium carry intermediate state roots, its blocks pay the era's block rewards, and
-/// its difficulty and nonces are taken as given: importing it reproduces every hash and the
-/// head state.
+/// before Byzantium carry intermediate state roots, its blocks pay the era's block and uncle
+/// rewards, and its difficulty and nonces are taken as given: importing it reproduces every hash
+/// and the head state.
 #[tokio::test]
 async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewards() {
     #[derive(serde::Deserialize)]
