@@ -275,43 +275,49 @@ async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_stat
 }
 
 const POW_ERA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chains/pow-era");
+const MERGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chains/merge");
 
-/// The pow-era chain (generated with py-evm, see `testdata/chains/pow-era/generate.py`):
-/// Frontier, Homestead, Tangerine Whistle, Spurious Dragon, Byzantium, Petersburg. Its receipts
-/// before Byzantium carry intermediate state roots, its blocks pay the era's block and uncle
-/// rewards, and its difficulty and nonces are taken as given: importing it reproduces every hash
-/// and the head state.
-#[tokio::test]
-async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewards() {
-    #[derive(serde::Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Expected {
-        genesis_hash: B256,
-        head_hash: B256,
-        accounts: std::collections::BTreeMap<alloy_primitives::Address, ExpectedAccount>,
-    }
-    #[derive(serde::Deserialize)]
-    struct ExpectedAccount {
-        balance: U256,
-        nonce: u64,
-        code: alloy_primitives::Bytes,
-        slot0: U256,
-    }
-    let expected: Expected =
-        serde_json::from_slice(&std::fs::read(format!("{POW_ERA}/expected.json")).unwrap())
-            .unwrap();
-    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{POW_ERA}/genesis.json")).unwrap());
-    let dir = tempfile::tempdir().unwrap();
-    let chain = open_chain(&dir.path().join("db"), spec.clone()).unwrap();
+/// What a chain generated with py-evm (`testdata/chains/*/generate.py`) must import to.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Generated {
+    genesis_hash: B256,
+    head_hash: B256,
+    accounts: std::collections::BTreeMap<alloy_primitives::Address, GeneratedAccount>,
+}
+
+#[derive(serde::Deserialize)]
+struct GeneratedAccount {
+    balance: U256,
+    nonce: u64,
+    code: Option<alloy_primitives::Bytes>,
+    slot0: Option<U256>,
+}
+
+/// Imports the generated chain in `dir` (every hash must match) and serves it: the head state
+/// of every listed account is checked over RPC, then the node is handed to `more`.
+async fn import_generated<F: std::future::Future<Output = ()>>(
+    dir: &str,
+    blocks: u64,
+    more: impl FnOnce(TestNode) -> F,
+) {
+    let expected: Generated =
+        serde_json::from_slice(&std::fs::read(format!("{dir}/expected.json")).unwrap()).unwrap();
+    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{dir}/genesis.json")).unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let chain = open_chain(&tmp.path().join("db"), spec.clone()).unwrap();
     assert_eq!(chain.genesis_hash(), expected.genesis_hash);
-    let done = import_file(&chain, format!("{POW_ERA}/chain.rlp").as_ref(), |_| {})
+    let done = import_file(&chain, format!("{dir}/chain.rlp").as_ref(), |_| {})
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((done.imported, chain.head().hash), (12, expected.head_hash));
+    assert_eq!(
+        (done.imported, chain.head().hash),
+        (blocks, expected.head_hash)
+    );
     drop(chain);
 
     let any = "127.0.0.1:0".parse().unwrap();
     let mut cfg =
-        crate::common::dev_config(&dir.path().join("db"), std::time::Duration::from_secs(2));
+        crate::common::dev_config(&tmp.path().join("db"), std::time::Duration::from_secs(2));
     cfg.spec = spec;
     cfg.signer = None;
     cfg.rpc_server = RpcServerConfig {
@@ -319,7 +325,7 @@ async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewar
         ws_addr: any,
         ..Default::default()
     };
-    let node = TestNode::start_in(dir, cfg).await;
+    let node = TestNode::start_in(tmp, cfg).await;
     for (address, want) in &expected.accounts {
         let balance: U256 = node
             .request("eth_getBalance", rpc_params![address, "latest"])
@@ -329,24 +335,56 @@ async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewar
             .request("eth_getTransactionCount", rpc_params![address, "latest"])
             .await;
         assert_eq!(nonce.to::<u64>(), want.nonce, "nonce of {address}");
-        let code: alloy_primitives::Bytes = node
-            .request("eth_getCode", rpc_params![address, "latest"])
-            .await;
-        assert_eq!(code, want.code, "code of {address}");
-        let slot: U256 = node
-            .request("eth_getStorageAt", rpc_params![address, "0x0", "latest"])
-            .await;
-        assert_eq!(slot, want.slot0, "slot 0 of {address}");
+        if let Some(code) = &want.code {
+            let served: alloy_primitives::Bytes = node
+                .request("eth_getCode", rpc_params![address, "latest"])
+                .await;
+            assert_eq!(&served, code, "code of {address}");
+        }
+        if let Some(slot0) = want.slot0 {
+            let slot: U256 = node
+                .request("eth_getStorageAt", rpc_params![address, "0x0", "latest"])
+                .await;
+            assert_eq!(slot, slot0, "slot 0 of {address}");
+        }
     }
-    // Block 4 (Homestead) holds a call that ran out of gas: its receipt has the state root after
-    // it and no status; block 9 (Byzantium) has one too, with status 0.
-    for (block, root) in [("0x4", true), ("0x9", false)] {
-        let receipts: serde_json::Value = node
-            .request("eth_getBlockReceipts", rpc_params![block])
+    more(node).await;
+}
+
+/// The pow-era chain (generated with py-evm, see `testdata/chains/pow-era/generate.py`):
+/// Frontier, Homestead, Tangerine Whistle, Spurious Dragon, Byzantium, Petersburg. Its receipts
+/// before Byzantium carry intermediate state roots, its blocks pay the era's block and uncle
+/// rewards, and its difficulty and nonces are taken as given: importing it reproduces every hash
+/// and the head state.
+#[tokio::test]
+async fn proof_of_work_era_chain_imports_with_intermediate_roots_and_block_rewards() {
+    import_generated(POW_ERA, 12, |node| async move {
+        // Block 4 (Homestead) holds a call that ran out of gas: its receipt has the state root
+        // after it and no status; block 9 (Byzantium) has one too, with status 0.
+        for (block, root) in [("0x4", true), ("0x9", false)] {
+            let receipts: serde_json::Value = node
+                .request("eth_getBlockReceipts", rpc_params![block])
+                .await;
+            let receipt = &receipts[0];
+            assert_eq!(receipt["root"].is_string(), root, "{receipt}");
+            assert_eq!(receipt["status"].is_string(), !root, "{receipt}");
+        }
+        node.stop().await;
+    })
+    .await;
+}
+
+/// The merge chain (py-evm, `testdata/chains/merge/generate.py`): proof of work through Berlin
+/// and London (the first base fee at London), the merge at block 4 (difficulty 0, prevRandao,
+/// no more block rewards), Shanghai's withdrawals and Cancun by time.
+#[tokio::test]
+async fn merge_transition_chain_imports_through_shanghai_and_cancun() {
+    import_generated(MERGE, 10, |node| async move {
+        let merged: serde_json::Value = node
+            .request("eth_getBlockByNumber", rpc_params!["0x4", false])
             .await;
-        let receipt = &receipts[0];
-        assert_eq!(receipt["root"].is_string(), root, "{receipt}");
-        assert_eq!(receipt["status"].is_string(), !root, "{receipt}");
-    }
-    node.stop().await;
+        assert_eq!(merged["difficulty"], "0x0");
+        node.stop().await;
+    })
+    .await;
 }
