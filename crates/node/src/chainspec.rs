@@ -71,6 +71,9 @@ pub struct ChainSpec {
     pub clique: Option<CliqueConfig>,
     /// The `config.karma` section; `None` for a plain EVM chain (no gasless path).
     pub karma: Option<KarmaConfig>,
+    /// The merge block of a chain whose config gives only a terminal total difficulty (no
+    /// `mergeNetsplitBlock`): the first block whose parent reached it, found by the chain.
+    merge_block: std::sync::OnceLock<u64>,
 }
 
 impl ChainSpec {
@@ -171,6 +174,7 @@ impl ChainSpec {
             clique: config.clique,
             karma,
             genesis,
+            merge_block: std::sync::OnceLock::new(),
         })
     }
 
@@ -187,6 +191,24 @@ impl ChainSpec {
     /// The hardfork schedule.
     pub const fn hardforks(&self) -> &EthereumChainHardforks {
         &self.hardforks
+    }
+
+    /// The terminal total difficulty while the merge block is not known yet: the config gives
+    /// a non-zero `terminalTotalDifficulty`, neither `mergeNetsplitBlock` nor
+    /// `terminalTotalDifficultyPassed`, and the chain has not reached it.
+    pub fn awaits_merge(&self) -> Option<U256> {
+        let c = &self.genesis.config;
+        let ttd = c.terminal_total_difficulty.filter(|t| !t.is_zero())?;
+        let scheduled = c.merge_netsplit_block.is_some() || c.terminal_total_difficulty_passed;
+        (!scheduled && self.merge_block.get().is_none()).then_some(ttd)
+    }
+
+    /// Records that the merge happened at block `number` (the first block whose parent's total
+    /// difficulty reached the terminal total difficulty); from then on Paris is active there.
+    pub fn set_merge_block(&self, number: u64) {
+        if self.merge_block.set(number).is_ok() {
+            tracing::info!(target: "l2node::chain", number, "the merge: proof of stake from this block");
+        }
     }
 
     /// The revm spec in force for a block.
@@ -436,7 +458,18 @@ impl ChainSpec {
 
 impl EthereumHardforks for ChainSpec {
     fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
-        self.hardforks.ethereum_fork_activation(fork)
+        match (fork, self.merge_block.get()) {
+            (EthereumHardfork::Paris, Some(&block)) => ForkCondition::TTD {
+                activation_block_number: block,
+                fork_block: None,
+                total_difficulty: self
+                    .genesis
+                    .config
+                    .terminal_total_difficulty
+                    .unwrap_or_default(),
+            },
+            _ => self.hardforks.ethereum_fork_activation(fork),
+        }
     }
 }
 

@@ -134,6 +134,9 @@ pub struct Chain {
     signers: Vec<Address>,
     /// The Karma ledger rules, on a chain with a `karma` section.
     ledger: Option<Ledger>,
+    /// The head's total difficulty while the chain waits for the merge by total difficulty
+    /// (see [`ChainSpec::awaits_merge`]); `None` otherwise.
+    total_difficulty: Mutex<Option<U256>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -201,6 +204,7 @@ impl Chain {
                 storage.header(n)?.expect("head header exists")
             }
         };
+        let total_difficulty = Mutex::new(find_merge(&storage, &spec, head.number)?);
         let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
         let genesis = storage
             .header(0)?
@@ -218,6 +222,7 @@ impl Chain {
             blocks,
             signers,
             ledger,
+            total_difficulty,
         })
     }
 
@@ -284,6 +289,14 @@ impl Chain {
         let parent = self.head();
         check(number, "parent hash", block.header.parent_hash, parent.hash)?;
         check(number, "number", number, parent.header.number + 1)?;
+        let mut total_difficulty = self.total_difficulty.lock();
+        if let (Some(ttd), Some(td)) = (self.spec.awaits_merge(), *total_difficulty) {
+            if td >= ttd {
+                // The parent reached the terminal total difficulty: this is the first block of
+                // proof of stake (geth's rule), whatever it claims.
+                self.spec.set_merge_block(number);
+            }
+        }
         // `open` refuses a Clique chain without signers.
         if self.spec.clique.is_some() {
             let signer = clique::signer(&block.header)?;
@@ -327,6 +340,7 @@ impl Chain {
         .map_err(|source| ChainError::Exec { number, source })?;
         drop(state);
         let header = block.header;
+        let header_difficulty = header.difficulty;
         check(number, "gas used", header.gas_used, out.gas_used)?;
         check(
             number,
@@ -355,6 +369,10 @@ impl Chain {
                 karma: Default::default(),
             })
         })?;
+        *total_difficulty = match *total_difficulty {
+            Some(td) if self.spec.awaits_merge().is_some() => Some(td + header_difficulty),
+            _ => None,
+        };
         crate::metrics::block_imported(started.elapsed());
         Ok(hash)
     }
@@ -467,6 +485,25 @@ impl Chain {
 
 /// Recovers every sender, on all cores for large blocks: signature recovery (~50 µs each) is
 /// most of the cost of importing a block of plain transfers.
+/// On a chain that awaits the merge by total difficulty, finds it among the stored blocks (the
+/// first block whose parent reached the terminal total difficulty) and tells the spec; returns
+/// the head's total difficulty while the merge is still ahead. Reads every stored header once,
+/// at open, on such chains only.
+fn find_merge(storage: &Storage, spec: &ChainSpec, head: u64) -> Result<Option<U256>, ChainError> {
+    let Some(ttd) = spec.awaits_merge() else {
+        return Ok(None);
+    };
+    let mut td = U256::ZERO;
+    for n in 0..=head {
+        td += storage.header(n)?.map(|h| h.difficulty).unwrap_or_default();
+        if td >= ttd && n < head {
+            spec.set_merge_block(n + 1);
+            return Ok(None);
+        }
+    }
+    Ok(Some(td))
+}
+
 fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {
     let recover = |offset: usize, chunk: &[TxEnvelope]| {
         chunk

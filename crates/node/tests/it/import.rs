@@ -388,3 +388,39 @@ async fn merge_transition_chain_imports_through_shanghai_and_cancun() {
     })
     .await;
 }
+
+/// The same merge chain under a config that gives only the terminal total difficulty (no
+/// `mergeNetsplitBlock`), as mainnet's does: the merge is found where the total difficulty
+/// reaches it, while importing and again when a node opens the stored chain.
+#[tokio::test]
+async fn merge_by_terminal_total_difficulty_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut genesis: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{MERGE}/genesis.json")).unwrap()).unwrap();
+    genesis["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("mergeNetsplitBlock");
+    std::fs::write(dir.path().join("genesis.json"), genesis.to_string()).unwrap();
+    for file in ["chain.rlp", "expected.json"] {
+        std::fs::copy(format!("{MERGE}/{file}"), dir.path().join(file)).unwrap();
+    }
+    let path = dir.path().to_str().unwrap().to_string();
+    import_generated(&path, 10, |node| async move {
+        node.stop().await;
+    })
+    .await;
+
+    // A node opening a stored chain finds the merge among its blocks.
+    let spec = Arc::new(ChainSpec::from_genesis_file(format!("{path}/genesis.json")).unwrap());
+    assert!(spec.awaits_merge().is_some());
+    let db = tempfile::tempdir().unwrap();
+    let chain = open_chain(&db.path().join("db"), spec.clone()).unwrap();
+    import_file(&chain, format!("{path}/chain.rlp").as_ref(), |_| {}).unwrap();
+    drop(chain);
+    let fresh = Arc::new(ChainSpec::from_genesis_file(format!("{path}/genesis.json")).unwrap());
+    let _chain = open_chain(&db.path().join("db"), fresh.clone()).unwrap();
+    assert!(fresh.awaits_merge().is_none());
+    use alloy_hardforks::EthereumHardforks;
+    assert!(!fresh.is_paris_active_at_block(3) && fresh.is_paris_active_at_block(4));
+}
