@@ -143,19 +143,7 @@ impl ChainSpec {
                 },
             ));
         }
-        let by_time = [
-            (EthereumHardfork::Shanghai, config.shanghai_time),
-            (EthereumHardfork::Cancun, config.cancun_time),
-            (EthereumHardfork::Prague, config.prague_time),
-            (EthereumHardfork::Osaka, config.osaka_time),
-            (EthereumHardfork::Bpo1, config.bpo1_time),
-            (EthereumHardfork::Bpo2, config.bpo2_time),
-            (EthereumHardfork::Bpo3, config.bpo3_time),
-            (EthereumHardfork::Bpo4, config.bpo4_time),
-            (EthereumHardfork::Bpo5, config.bpo5_time),
-            (EthereumHardfork::Amsterdam, config.amsterdam_time),
-        ];
-        for (fork, time) in by_time {
+        for (fork, time) in fork_times(config) {
             if let Some(time) = time {
                 forks.push((fork, ForkCondition::Timestamp(time)));
             }
@@ -278,22 +266,12 @@ impl ChainSpec {
     /// next scheduled one and the last scheduled one (both `None` when nothing is scheduled).
     /// `None` when the head is before Cancun, which the EIP does not describe.
     pub fn eth_config(&self, genesis_hash: B256, head_timestamp: u64) -> Option<EthConfig> {
-        let c = &self.genesis.config;
         // Forks sharing an activation time are one configuration (the later fork's).
-        let mut times: Vec<u64> = [
-            c.cancun_time,
-            c.prague_time,
-            c.osaka_time,
-            c.bpo1_time,
-            c.bpo2_time,
-            c.bpo3_time,
-            c.bpo4_time,
-            c.bpo5_time,
-            c.amsterdam_time,
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let mut times: Vec<u64> = fork_times(&self.genesis.config)
+            .into_iter()
+            .filter(|(fork, _)| *fork >= EthereumHardfork::Cancun)
+            .filter_map(|(_, time)| time)
+            .collect();
         times.sort_unstable();
         times.dedup();
         let current = times.iter().rposition(|&t| t <= head_timestamp)?;
@@ -373,22 +351,11 @@ impl ChainSpec {
         .collect();
         blocks.sort_unstable();
         blocks.dedup();
-        let mut times: Vec<u64> = [
-            c.shanghai_time,
-            c.cancun_time,
-            c.prague_time,
-            c.osaka_time,
-            c.bpo1_time,
-            c.bpo2_time,
-            c.bpo3_time,
-            c.bpo4_time,
-            c.bpo5_time,
-            c.amsterdam_time,
-        ]
-        .into_iter()
-        .flatten()
-        .filter(|&t| t > self.genesis.timestamp && t <= time)
-        .collect();
+        let mut times: Vec<u64> = fork_times(c)
+            .into_iter()
+            .filter_map(|(_, t)| t)
+            .filter(|&t| t > self.genesis.timestamp && t <= time)
+            .collect();
         times.sort_unstable();
         times.dedup();
         let mut hash = ForkHash::from(genesis_hash);
@@ -454,6 +421,22 @@ impl ChainSpec {
             ..Default::default()
         }
     }
+}
+
+/// The forks a geth config schedules by timestamp, in order, with their times.
+fn fork_times(c: &alloy_genesis::ChainConfig) -> [(EthereumHardfork, Option<u64>); 10] {
+    [
+        (EthereumHardfork::Shanghai, c.shanghai_time),
+        (EthereumHardfork::Cancun, c.cancun_time),
+        (EthereumHardfork::Prague, c.prague_time),
+        (EthereumHardfork::Osaka, c.osaka_time),
+        (EthereumHardfork::Bpo1, c.bpo1_time),
+        (EthereumHardfork::Bpo2, c.bpo2_time),
+        (EthereumHardfork::Bpo3, c.bpo3_time),
+        (EthereumHardfork::Bpo4, c.bpo4_time),
+        (EthereumHardfork::Bpo5, c.bpo5_time),
+        (EthereumHardfork::Amsterdam, c.amsterdam_time),
+    ]
 }
 
 impl EthereumHardforks for ChainSpec {

@@ -7,12 +7,12 @@ use alloy_rpc_types_trace::otterscan::{InternalOperation, TraceEntry};
 use revm::{context_interface::result::ExecutionResult, inspector::NoOpInspector};
 use revm_inspectors::{
     otterscan::InternalOperationsInspector,
-    tracing::{types::CallTraceNode, TracingInspector, TracingInspectorConfig},
+    tracing::{types::CallTraceNode, TracingInspectorConfig},
 };
 
 use super::{
     error::ExecError,
-    trace::{replay_block, Replay},
+    trace::{replay_block, replay_traced, Replay},
 };
 use crate::{chainspec::ChainSpec, storage::StateReader};
 
@@ -24,8 +24,7 @@ fn call_nodes(
     senders: &[Address],
     only: Option<usize>,
 ) -> Result<Vec<(B256, Vec<CallTraceNode>)>, ExecError> {
-    let config = TracingInspectorConfig::default_parity();
-    replay_block(
+    replay_traced(
         Replay {
             spec,
             parent,
@@ -33,15 +32,8 @@ fn call_nodes(
             senders,
             only,
         },
-        TracingInspector::new(config),
-        |t| {
-            t.fuse();
-            Ok(())
-        },
-        |t, r| {
-            let inspector = std::mem::replace(t, TracingInspector::new(config));
-            Ok((r.hash, inspector.into_traces().into_nodes()))
-        },
+        TracingInspectorConfig::default_parity(),
+        |inspector, r| Ok((r.hash, inspector.into_traces().into_nodes())),
     )
 }
 

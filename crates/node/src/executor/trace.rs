@@ -175,6 +175,24 @@ where
     Ok(out)
 }
 
+/// [`replay_block`] under revm-inspectors' call tracer with `config`, a fresh tracer per traced
+/// transaction, handed to `finish` with its outcome.
+pub(crate) fn replay_traced<'a, T>(
+    replay: Replay<'a, '_>,
+    config: TracingInspectorConfig,
+    mut finish: impl FnMut(TracingInspector, Replayed<'_, 'a>) -> Result<T, ExecError>,
+) -> Result<Vec<T>, ExecError> {
+    replay_block(
+        replay,
+        TracingInspector::new(config),
+        |t| {
+            t.fuse();
+            Ok(())
+        },
+        |t, r| finish(std::mem::replace(t, TracingInspector::new(config)), r),
+    )
+}
+
 /// geth's tracers over the transactions of `block` (all of them, or only the one at `only`)
 /// on `parent`, the state before the block. Returns each traced transaction's hash and trace.
 pub fn trace_block(
@@ -219,9 +237,8 @@ pub fn parity_block_traces(
     senders: &[Address],
     only: Option<usize>,
 ) -> Result<Vec<LocalizedTransactionTrace>, ExecError> {
-    let config = TracingInspectorConfig::default_parity();
     let number = block.header.number;
-    let traces = replay_block(
+    let traces = replay_traced(
         Replay {
             spec,
             parent,
@@ -229,13 +246,8 @@ pub fn parity_block_traces(
             senders,
             only,
         },
-        TracingInspector::new(config),
-        |t| {
-            t.fuse();
-            Ok(())
-        },
-        |t, r| {
-            let inspector = std::mem::replace(t, TracingInspector::new(config));
+        TracingInspectorConfig::default_parity(),
+        |inspector, r| {
             let info = TransactionInfo {
                 hash: Some(r.hash),
                 index: Some(r.index as u64),
@@ -262,8 +274,7 @@ pub fn parity_replay_block(
     senders: &[Address],
     types: &HashSet<TraceType>,
 ) -> Result<Vec<TraceResultsWithTransactionHash>, ExecError> {
-    let config = TracingInspectorConfig::from_parity_config(types);
-    replay_block(
+    replay_traced(
         Replay {
             spec,
             parent,
@@ -271,13 +282,8 @@ pub fn parity_replay_block(
             senders,
             only: None,
         },
-        TracingInspector::new(config),
-        |t| {
-            t.fuse();
-            Ok(())
-        },
-        |t, r| {
-            let inspector = std::mem::replace(t, TracingInspector::new(config));
+        TracingInspectorConfig::from_parity_config(types),
+        |inspector, r| {
             let full_trace = inspector
                 .into_parity_builder()
                 .into_trace_results_with_state(r.result, types, &*r.db)

@@ -175,6 +175,21 @@ impl EthRpc {
         })
     }
 
+    /// [`Self::ots_search`] as a heavy job.
+    async fn ots_search_job(
+        &self,
+        address: Address,
+        block: U64,
+        page_size: U64,
+        before: bool,
+    ) -> JsonRpcResult<TransactionsWithReceipts> {
+        let this = self.clone();
+        let (block, page_size) = (block.to::<u64>(), page_size.to::<u64>());
+        Ok(self
+            .bounded(move || this.ots_search(address, block, page_size, before))
+            .await?)
+    }
+
     /// The first block whose state satisfies `pred` (which must stay true once true), by binary
     /// search over the blocks held; `None` if the head's state does not satisfy it.
     fn first_block_where(
@@ -354,11 +369,7 @@ impl OtsApiServer for EthRpc {
         block: U64,
         page_size: U64,
     ) -> JsonRpcResult<TransactionsWithReceipts> {
-        let this = self.clone();
-        let (block, page_size) = (block.to::<u64>(), page_size.to::<u64>());
-        Ok(self
-            .bounded(move || this.ots_search(address, block, page_size, true))
-            .await?)
+        self.ots_search_job(address, block, page_size, true).await
     }
 
     async fn search_transactions_after(
@@ -367,10 +378,6 @@ impl OtsApiServer for EthRpc {
         block: U64,
         page_size: U64,
     ) -> JsonRpcResult<TransactionsWithReceipts> {
-        let this = self.clone();
-        let (block, page_size) = (block.to::<u64>(), page_size.to::<u64>());
-        Ok(self
-            .bounded(move || this.ots_search(address, block, page_size, false))
-            .await?)
+        self.ots_search_job(address, block, page_size, false).await
     }
 }

@@ -87,26 +87,28 @@ impl Storage {
         let lo = codec::with_block(address.as_slice(), from);
         let hi = codec::with_block(address.as_slice(), to);
         let mut blocks = BTreeSet::new();
+        // The first `limit` block numbers of an index's keys in the range, in the asked order.
+        let mut take =
+            |keys: &mut dyn DoubleEndedIterator<Item = Result<Vec<u8>, StorageError>>| {
+                let keys: &mut dyn Iterator<Item = _> =
+                    if newest_first { &mut keys.rev() } else { keys };
+                for key in keys.take(limit) {
+                    blocks.insert(codec::block_suffix(&key?));
+                }
+                Ok::<_, StorageError>(())
+            };
         let history = snap.table(&snap.account_history)?;
-        let range = history.range(lo.as_slice()..=hi.as_slice())?;
-        let keys: Box<dyn Iterator<Item = _>> = if newest_first {
-            Box::new(range.rev())
-        } else {
-            Box::new(range)
-        };
-        for entry in keys.take(limit) {
-            blocks.insert(codec::block_suffix(entry?.0.value()));
-        }
+        take(
+            &mut history
+                .range(lo.as_slice()..=hi.as_slice())?
+                .map(|e| Ok(e?.0.value().to_vec())),
+        )?;
         let logs = snap.table(&snap.log_addresses)?;
-        let range = logs.range(lo.as_slice()..=hi.as_slice())?;
-        let keys: Box<dyn Iterator<Item = _>> = if newest_first {
-            Box::new(range.rev())
-        } else {
-            Box::new(range)
-        };
-        for entry in keys.take(limit) {
-            blocks.insert(codec::block_suffix(entry?.0.value()));
-        }
+        take(
+            &mut logs
+                .range(lo.as_slice()..=hi.as_slice())?
+                .map(|e| Ok(e?.0.value().to_vec())),
+        )?;
         Ok(if newest_first {
             blocks.into_iter().rev().take(limit).collect()
         } else {

@@ -219,17 +219,7 @@ async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_stat
     assert_eq!(head.header.state_root, dump.root, "state root at the head");
 
     // The node serving the imported chain answers geth's state for every account.
-    let any = "127.0.0.1:0".parse().unwrap();
-    let mut cfg =
-        crate::common::dev_config(&dir.path().join("db"), std::time::Duration::from_secs(2));
-    cfg.spec = spec;
-    cfg.signer = None;
-    cfg.rpc_server = RpcServerConfig {
-        http_addr: any,
-        ws_addr: any,
-        ..Default::default()
-    };
-    let node = TestNode::start_in(dir, cfg).await;
+    let node = serve_imported(dir, spec).await;
     let served: serde_json::Value = node
         .request("eth_getBlockByNumber", rpc_params!["latest", false])
         .await;
@@ -274,6 +264,21 @@ async fn geth_ethtest_chain_imports_through_cancun_and_prague_to_geths_head_stat
     node.stop().await;
 }
 
+/// A follower node (no signing key) serving the chain imported into `dir/db`.
+async fn serve_imported(dir: tempfile::TempDir, spec: Arc<ChainSpec>) -> TestNode {
+    let any = "127.0.0.1:0".parse().unwrap();
+    let mut cfg =
+        crate::common::dev_config(&dir.path().join("db"), std::time::Duration::from_secs(2));
+    cfg.spec = spec;
+    cfg.signer = None;
+    cfg.rpc_server = RpcServerConfig {
+        http_addr: any,
+        ws_addr: any,
+        ..Default::default()
+    };
+    TestNode::start_in(dir, cfg).await
+}
+
 const POW_ERA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chains/pow-era");
 const MERGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/chains/merge");
 
@@ -314,18 +319,7 @@ async fn import_generated<F: std::future::Future<Output = ()>>(
         (blocks, expected.head_hash)
     );
     drop(chain);
-
-    let any = "127.0.0.1:0".parse().unwrap();
-    let mut cfg =
-        crate::common::dev_config(&tmp.path().join("db"), std::time::Duration::from_secs(2));
-    cfg.spec = spec;
-    cfg.signer = None;
-    cfg.rpc_server = RpcServerConfig {
-        http_addr: any,
-        ws_addr: any,
-        ..Default::default()
-    };
-    let node = TestNode::start_in(tmp, cfg).await;
+    let node = serve_imported(tmp, spec).await;
     for (address, want) in &expected.accounts {
         let balance: U256 = node
             .request("eth_getBalance", rpc_params![address, "latest"])
