@@ -159,6 +159,13 @@ fn sanitize_chain(
     base: &Header,
     blocks: Vec<SimBlock>,
 ) -> Result<Vec<(u64, u64, SimBlock)>, SimulateFailure> {
+    if blocks.is_empty() {
+        // geth's answer to a simulation of nothing.
+        return Err(SimulateFailure::refused(
+            code::INVALID_PARAMS,
+            "empty input",
+        ));
+    }
     let (mut prev_number, mut prev_time) = (base.number, base.timestamp);
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
@@ -682,6 +689,10 @@ mod tests {
         let out_of_order =
             sanitize_chain(&base(), vec![block(Some(12), None), block(Some(12), None)]);
         assert_eq!(refused_code(out_of_order), code::SIM_BLOCK_NUMBER_INVALID);
+        assert_eq!(
+            refused_code(sanitize_chain(&base(), vec![])),
+            code::INVALID_PARAMS
+        );
         let at_base = sanitize_chain(&base(), vec![block(Some(10), None)]);
         assert_eq!(refused_code(at_base), code::SIM_BLOCK_NUMBER_INVALID);
         let old_time = sanitize_chain(&base(), vec![block(None, Some(1_000))]);
