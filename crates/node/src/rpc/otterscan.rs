@@ -8,6 +8,9 @@
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::BlockTransactions;
+use alloy_rpc_types_trace::otterscan::{
+    InternalIssuance, OtsBlock, OtsReceipt, OtsTransactionReceipt,
+};
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
     types::{
@@ -26,9 +29,6 @@ use super::{
 use crate::{
     executor,
     storage::{Storage, StoredBlock},
-};
-use alloy_rpc_types_trace::otterscan::{
-    InternalIssuance, OtsBlock, OtsReceipt, OtsTransactionReceipt,
 };
 
 /// The Otterscan API level implemented (Otterscan 2 asks for at least 8).
