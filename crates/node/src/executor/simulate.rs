@@ -302,6 +302,14 @@ fn simulate_block(
         };
         apply_block_overrides(extra, db, &mut env.block_env);
     }
+    // `movePrecompileToAddress`: the precompile at an overridden address moves for this block
+    // (geth), leaving the address free for overridden code.
+    let moves: Vec<(Address, Address)> = block
+        .state_overrides
+        .iter()
+        .flatten()
+        .filter_map(|(address, o)| o.move_precompile_to.map(|to| (*address, to)))
+        .collect();
     if let Some(overrides) = block.state_overrides {
         apply_state_overrides(overrides, db).map_err(|e| match e {
             alloy_evm::overrides::StateOverrideError::Database(db) => ExecError::from(db),
@@ -331,6 +339,11 @@ fn simulate_block(
     };
     let mut executor =
         EthBlockExecutor::new(evm, ctx, ExecutorSpec(spec), AlloyReceiptBuilder::default());
+    executor
+        .evm_mut()
+        .precompiles_mut()
+        .move_precompiles(moves)
+        .map_err(|e| SimulateFailure::refused(code::INVALID_PARAMS, e.to_string()))?;
     executor.apply_pre_execution_changes().map_err(block_err)?;
 
     let mut transactions = Vec::with_capacity(block.calls.len());

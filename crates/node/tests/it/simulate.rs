@@ -205,3 +205,32 @@ async fn refusals_carry_the_execution_apis_codes() {
     assert!(err.contains("timeout"), "{err}");
     node.stop().await;
 }
+
+/// `movePrecompileToAddress` moves a precompile for the block: SHA-256 answers at its new
+/// address and no longer at 0x02; moving an address that holds no precompile is refused.
+#[tokio::test]
+async fn a_precompile_moves_for_the_block() {
+    let node = TestNode::start().await;
+    let sha256 = "0x0000000000000000000000000000000000000002";
+    let moved = "0x0000000000000000000000000000000000000200";
+    let payload = json!({ "blockStateCalls": [{
+        "stateOverrides": { sha256: { "movePrecompileToAddress": moved } },
+        "calls": [{ "to": moved, "input": "0x" }, { "to": sha256, "input": "0x" }],
+    }] });
+    let blocks = simulate(&node, payload, "latest").await.unwrap();
+    let calls = &blocks[0]["calls"];
+    assert_eq!(
+        calls[0]["returnData"],
+        "0xe3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(calls[1]["returnData"], "0x");
+    let not_precompile = json!({ "blockStateCalls": [{
+        "stateOverrides": { "0x00000000000000000000000000000000000000aa": { "movePrecompileToAddress": moved } },
+    }] });
+    let err = simulate(&node, not_precompile, "latest").await.unwrap_err();
+    assert!(
+        err.contains("InvalidParams") && err.contains("is not a precompile"),
+        "{err}"
+    );
+    node.stop().await;
+}
