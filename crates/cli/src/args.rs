@@ -6,14 +6,14 @@ use std::{net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 use alloy_primitives::{utils::Unit, Address, Bytes, U256};
 use anyhow::Context;
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
-use l2node_node::{
-    chainspec::ChainSpec,
-    constants as c, dev,
-    p2p::P2pConfig,
-    pool::PoolConfig,
-    rpc::{Namespace, RpcConfig, RpcServerConfig},
-    KarmaNodeConfig, NodeConfig,
-};
+use l2node_launch::KarmaNodeConfig;
+use l2node_launch::NodeConfig;
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::constants as c;
+use l2node_node::dev;
+use l2node_node::p2p::P2pConfig;
+use l2node_node::pool::PoolConfig;
+use l2node_rpc::{Namespace, RpcConfig, RpcServerConfig};
 
 use crate::logging::LogFormat;
 
@@ -515,7 +515,7 @@ impl RunArgs {
                 port: self.p2p_port,
                 bootnodes: self.bootnodes,
                 max_peers: self.max_peers,
-                key_path: l2node_node::node::p2p_key_path(&data_dir),
+                key_path: l2node_launch::p2p_key_path(&data_dir),
                 sequencer: signer.is_some(),
             }),
             data_dir,

@@ -9,7 +9,9 @@ mod tx;
 use std::{process::ExitCode, sync::Arc, time::Instant};
 
 use anyhow::Context;
-use l2node_node::{chainspec::ChainSpec, dev, import};
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::dev;
+use l2node_node::import;
 
 use args::{Cli, Command, DevnetArgs, ImportArgs, RunArgs};
 
@@ -37,7 +39,7 @@ fn main() -> anyhow::Result<ExitCode> {
 async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
     let cfg = args.node("sequencer", &args.sequencer_ports, args.p2p_port, &[])?;
     print_dev_banner(&cfg);
-    let sequencer = l2node_node::spawn(cfg)
+    let sequencer = l2node_launch::spawn(cfg)
         .await
         .context("starting the sequencer")?;
     let bootnode = sequencer
@@ -57,7 +59,7 @@ async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
         follower_p2p,
         &["--follower", "--bootnodes", &bootnode],
     )?;
-    let follower = l2node_node::spawn(cfg)
+    let follower = l2node_launch::spawn(cfg)
         .await
         .context("starting the follower")?;
     for (role, node) in [("sequencer", &sequencer), ("follower", &follower)] {
@@ -85,7 +87,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     if args_is_dev(&cfg) {
         print_dev_banner(&cfg);
     }
-    let handle = l2node_node::spawn(cfg).await.context("starting the node")?;
+    let handle = l2node_launch::spawn(cfg)
+        .await
+        .context("starting the node")?;
     if let Some(p) = &handle.p2p {
         tracing::info!(target: "l2node", "peer-to-peer on {} (use it in other nodes' --bootnodes)", p.local_addr());
     }
@@ -101,11 +105,11 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn args_is_dev(cfg: &l2node_node::NodeConfig) -> bool {
+fn args_is_dev(cfg: &l2node_launch::NodeConfig) -> bool {
     cfg.spec.chain_id == l2node_node::constants::DEV_CHAIN_ID
 }
 
-fn print_dev_banner(cfg: &l2node_node::NodeConfig) {
+fn print_dev_banner(cfg: &l2node_launch::NodeConfig) {
     println!("l2node dev chain");
     println!(
         "  chain id: {} ({:#x})",
@@ -165,7 +169,7 @@ fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
         ChainSpec::from_genesis_file(&args.genesis_file)
             .with_context(|| format!("reading genesis {}", args.genesis_file.display()))?,
     );
-    let chain = l2node_node::node::open_chain(&args.data_path, spec)?;
+    let chain = l2node_node::chain::open_chain(&args.data_path, spec)?;
     let started = Instant::now();
     let bar = logging::progress_bar();
     let mut last_line = Instant::now();

@@ -11,14 +11,12 @@ use alloy_consensus::{transaction::Recovered, Block, TxEip1559, TxEnvelope};
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::{sol, SolCall, SolValue};
-use l2node_node::{
-    chain::Chain,
-    chainspec::ChainSpec,
-    dev::{dev_accounts, dev_genesis, dev_sequencer},
-    executor::{self, BuildAttributes},
-    storage::Storage,
-    test_utils,
-};
+use l2node_node::chain::Chain;
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
+use l2node_node::executor::{self, BuildAttributes};
+use l2node_node::test_utils;
+use l2node_storage::Storage;
 
 sol! {
     function transfer(address to, uint256 value) returns (bool);

@@ -16,11 +16,10 @@ use std::{
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::KECCAK_EMPTY;
 use criterion::{BenchmarkId, Criterion};
-use l2node_node::{
-    state::{AccountChange, AccountState},
-    trie::TrieError,
-    trie::{apply_changes, state_root, MemoryTrieStore, TrieStore, TRIE_NODES},
-};
+use l2node_storage::tables::TRIE_NODES;
+use l2node_trie::state::{AccountChange, AccountState};
+use l2node_trie::TrieError;
+use l2node_trie::{apply_changes, state_root, MemoryTrieStore, TrieStore};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use redb::{Database, Durability};
 

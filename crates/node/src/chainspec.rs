@@ -28,10 +28,8 @@ use revm::{
     primitives::hardfork::SpecId,
 };
 
-use crate::{
-    constants::DEFAULT_GENESIS_GAS_LIMIT,
-    karma::{KarmaConfig, KarmaConfigError},
-};
+use crate::constants::DEFAULT_GENESIS_GAS_LIMIT;
+use crate::karma::{KarmaConfig, KarmaConfigError};
 
 /// Errors building a [`ChainSpec`].
 #[derive(Debug, thiserror::Error)]

@@ -1,9 +1,5 @@
 //! Every default of the node, each with the reason for its value.
 
-/// redb page cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
-/// machine without starving the OS page cache.
-pub const DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
-
 /// Chain id of `--dev`: "l2n" in ASCII (0x6c326e); no public network uses it.
 pub const DEV_CHAIN_ID: u64 = 0x6c326e;
 /// The mnemonic anvil and hardhat fund, so existing scripts and wallets work unchanged.

@@ -7,13 +7,11 @@ use alloy_genesis::{CliqueConfig, Genesis, GenesisAccount};
 use alloy_primitives::{Address, Bytes, B256, U256};
 use alloy_signer_local::{MnemonicBuilder, PrivateKeySigner};
 
-use crate::{
-    constants::{
-        DEV_ACCOUNT_BALANCE_ETH, DEV_ACCOUNT_COUNT, DEV_CHAIN_ID, DEV_GAS_LIMIT, DEV_KARMA_ADDRESS,
-        DEV_KARMA_TIERS_ADDRESS, DEV_MNEMONIC, DEV_SEQUENCER_KEY,
-    },
-    karma::{config::ONE_KARMA, contracts::KarmaPredeploy, KarmaConfig},
+use crate::constants::{
+    DEV_ACCOUNT_BALANCE_ETH, DEV_ACCOUNT_COUNT, DEV_CHAIN_ID, DEV_GAS_LIMIT, DEV_KARMA_ADDRESS,
+    DEV_KARMA_TIERS_ADDRESS, DEV_MNEMONIC, DEV_SEQUENCER_KEY,
 };
+use crate::karma::{config::ONE_KARMA, contracts::KarmaPredeploy, KarmaConfig};
 
 /// The funded dev accounts: the standard test mnemonic, indexes 0..10 (as anvil and hardhat).
 pub fn dev_accounts() -> Vec<PrivateKeySigner> {

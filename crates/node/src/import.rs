@@ -42,7 +42,7 @@ pub enum ImportError {
     Chain(#[from] ChainError),
     /// Reading the stored chain failed.
     #[error(transparent)]
-    Storage(#[from] crate::storage::StorageError),
+    Storage(#[from] l2node_storage::StorageError),
 }
 
 /// Progress of an import, reported after each block.
@@ -173,7 +173,8 @@ mod tests {
     use alloy_rlp::Encodable;
 
     use super::*;
-    use crate::{node::open_chain, test_utils::fixture_chain};
+    use crate::chain::open_chain;
+    use crate::test_utils::fixture_chain;
 
     fn write(blocks: &[Block<TxEnvelope>], path: &std::path::Path) {
         let mut out = Vec::new();

@@ -1,6 +1,5 @@
-//! l2node as a library: storage, execution, pool, miner and the RPC servers.
-//!
-//! `spawn(NodeConfig)` starts a node and returns a `NodeHandle`.
+//! The l2node core as a library: the chain and its services (executor, pool, miner, Karma, fees,
+//! peers and sync). No servers: `l2node-rpc` serves these services and `l2node-launch` wires them.
 
 pub mod chain;
 pub mod chainspec;
@@ -13,15 +12,8 @@ pub mod karma;
 pub mod logs;
 pub mod metrics;
 pub mod miner;
-pub mod node;
 pub mod p2p;
 pub mod pool;
-pub mod rpc;
-pub mod state;
-pub mod storage;
 pub mod sync;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;
-pub mod trie;
-
-pub use node::{spawn, KarmaNodeConfig, NodeConfig, NodeError, NodeHandle};

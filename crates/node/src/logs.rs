@@ -8,11 +8,9 @@ use alloy_eips::{eip2718::Encodable2718, BlockNumberOrTag};
 use alloy_primitives::B256;
 use alloy_rpc_types_eth::{Filter, FilterBlockOption, Log};
 
-use crate::{
-    chain::Chain,
-    constants::LOG_SEARCH_TIMEOUT,
-    storage::{LogQuery, StorageError, StoredBlock},
-};
+use crate::chain::Chain;
+use crate::constants::LOG_SEARCH_TIMEOUT;
+use l2node_storage::{LogQuery, StorageError, StoredBlock};
 
 /// Why a log query was refused.
 #[derive(Debug, thiserror::Error)]

@@ -13,13 +13,11 @@ use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::{
-    chain::{Chain, ChainError, NextBlock},
-    constants::PENDING_BLOCK_MAX_AGE,
-    executor,
-    pool::Pool,
-    storage::StoredBlock,
-};
+use crate::chain::{Chain, ChainError, NextBlock};
+use crate::constants::PENDING_BLOCK_MAX_AGE;
+use crate::executor;
+use crate::pool::Pool;
+use l2node_storage::StoredBlock;
 
 /// How the miner runs.
 #[derive(Debug, Clone)]
@@ -275,7 +273,7 @@ fn submit_slash(
     let me = key.address();
     let nonce = match pool.pending_nonce(me) {
         Some(n) => n,
-        None => crate::storage::StateReader::account(&state, me)?.map_or(0, |a| a.nonce),
+        None => l2node_storage::StateReader::account(&state, me)?.map_or(0, |a| a.nonce),
     };
     let price = u128::try_from(karma.threshold()).unwrap_or(u128::MAX);
     let tx = TxEip1559 {

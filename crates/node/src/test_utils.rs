@@ -14,12 +14,10 @@ use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use revm::{bytecode::Bytecode, primitives::KECCAK_EMPTY, state::AccountInfo};
 
-use crate::{
-    chainspec::ChainSpec,
-    state::{AccountState, StateChanges},
-    storage::StateReader,
-    storage::StorageError,
-};
+use crate::chainspec::ChainSpec;
+use l2node_storage::StateReader;
+use l2node_storage::StorageError;
+use l2node_trie::state::{AccountState, StateChanges};
 
 /// A recipient without a key.
 pub const BOB: Address = address!("0x000000000000000000000000000000000000b0b0");
@@ -130,7 +128,7 @@ impl MemState {
 
     /// The state root, computed from scratch.
     pub fn state_root(&self) -> B256 {
-        crate::trie::state_root_from_scratch(self.accounts.iter().map(
+        l2node_trie::state_root_from_scratch(self.accounts.iter().map(
             |(address, (info, storage))| {
                 (
                     *address,

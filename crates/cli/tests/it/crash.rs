@@ -11,7 +11,8 @@ use jsonrpsee::{
     http_client::{HttpClient, HttpClientBuilder},
     rpc_params,
 };
-use l2node_node::{constants::DEV_CHAIN_ID, dev::dev_accounts};
+use l2node_node::constants::DEV_CHAIN_ID;
+use l2node_node::dev::dev_accounts;
 
 use crate::common;
 

@@ -13,7 +13,8 @@ use jsonrpsee::{
     http_client::{HttpClient, HttpClientBuilder},
     rpc_params,
 };
-use l2node_node::{dev::dev_accounts, test_utils};
+use l2node_node::dev::dev_accounts;
+use l2node_node::test_utils;
 
 use crate::common::{self, Node};
 

@@ -18,13 +18,12 @@ use jsonrpsee::{
     types::ErrorObjectOwned,
 };
 use l2node_client::{Call, Client, ClientError, FeeState, L2FeeFiller, PremiumReason};
-use l2node_node::{
-    chainspec::ChainSpec,
-    dev,
-    pool::PoolConfig,
-    rpc::{RpcConfig, RpcServerConfig},
-    NodeConfig, NodeHandle,
-};
+use l2node_launch::NodeConfig;
+use l2node_launch::NodeHandle;
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::dev;
+use l2node_node::pool::PoolConfig;
+use l2node_rpc::{RpcConfig, RpcServerConfig};
 
 struct Node {
     handle: NodeHandle,
@@ -52,7 +51,7 @@ async fn node() -> Node {
         metrics: None,
         p2p: None,
     };
-    let handle = l2node_node::spawn(cfg).await.unwrap();
+    let handle = l2node_launch::spawn(cfg).await.unwrap();
     let url = format!("http://{}", handle.rpc.http_addr.unwrap());
     Node {
         handle,

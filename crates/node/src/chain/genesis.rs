@@ -11,7 +11,8 @@ use alloy_genesis::Genesis;
 use serde_json::Value;
 
 use super::ChainError;
-use crate::{constants::MAX_GENESIS_DIFFERENCES_REPORTED, storage::StorageError};
+use crate::constants::MAX_GENESIS_DIFFERENCES_REPORTED;
+use l2node_storage::StorageError;
 
 /// Config fields that may differ between starts. `config.clique.period` only paces the
 /// sequencer (`--dev` takes it from `--block-time`), and no check of a block reads it.

@@ -24,14 +24,12 @@ use tokio::sync::broadcast;
 
 pub use next::NextBlock;
 
-use crate::{
-    chainspec::ChainSpec,
-    executor::{self, ExecError},
-    karma::ledger::Ledger,
-    state::{AccountChange, AccountState, StateChanges},
-    storage::{BlockToStore, Storage, StorageError, StoredBlock},
-    trie,
-};
+use crate::chainspec::ChainSpec;
+use crate::executor::{self, ExecError};
+use crate::karma::ledger::Ledger;
+use l2node_storage::{BlockToStore, Storage, StorageError, StoredBlock};
+use l2node_trie as trie;
+use l2node_trie::state::{AccountChange, AccountState, StateChanges};
 
 /// Errors of the chain layer.
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +143,21 @@ impl std::fmt::Debug for Chain {
             .field("head", &self.head.read().header.number)
             .finish()
     }
+}
+
+/// The database file inside a data directory.
+pub fn db_path(data_dir: &std::path::Path) -> std::path::PathBuf {
+    data_dir.join("chain.redb")
+}
+
+/// Opens the database of a data directory and the chain on it, without serving (a node's start
+/// and `l2node import` share it).
+pub fn open_chain(
+    data_dir: &std::path::Path,
+    spec: Arc<ChainSpec>,
+) -> Result<Arc<Chain>, ChainError> {
+    let storage = Storage::open(&db_path(data_dir))?;
+    Ok(Arc::new(Chain::open(storage, spec)?))
 }
 
 impl Chain {

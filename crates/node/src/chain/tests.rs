@@ -9,11 +9,9 @@ use alloy_primitives::{TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 
 use super::*;
-use crate::{
-    dev::{dev_accounts, dev_genesis, dev_sequencer},
-    storage::Storage,
-    test_utils::{self, key, sign, BOB},
-};
+use crate::dev::{dev_accounts, dev_genesis, dev_sequencer};
+use crate::test_utils::{self, key, sign, BOB};
+use l2node_storage::Storage;
 
 fn open(dir: &std::path::Path, spec: &ChainSpec) -> Result<Chain, ChainError> {
     let storage = Storage::open(&dir.join("chain.redb")).unwrap();
@@ -335,7 +333,7 @@ fn a_database_without_a_stored_genesis_gets_it_on_first_open() {
     {
         let db = redb::Database::create(dir.path().join("chain.redb")).unwrap();
         let tx = db.begin_write().unwrap();
-        tx.open_table(crate::storage::CONFIG)
+        tx.open_table(l2node_storage::tables::CONFIG)
             .unwrap()
             .remove("genesis")
             .unwrap();

@@ -21,10 +21,8 @@ use alloy_eips::{
 use alloy_hardforks::EthereumHardforks as _;
 
 use super::ChainError;
-use crate::{
-    chainspec::ChainSpec,
-    constants::{MAX_BLOCK_GAS_LIMIT, MIN_BLOCK_GAS_LIMIT},
-};
+use crate::chainspec::ChainSpec;
+use crate::constants::{MAX_BLOCK_GAS_LIMIT, MIN_BLOCK_GAS_LIMIT};
 
 /// Every rule that needs no execution, in order.
 pub(super) fn before_execution(

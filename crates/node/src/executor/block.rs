@@ -28,11 +28,9 @@ use super::{
     db::StateDb,
     error::{invalid_tx_message, ExecError},
 };
-use crate::{
-    chainspec::ChainSpec,
-    state::{AccountChange, AccountState, StateChanges},
-    storage::StateReader,
-};
+use crate::chainspec::ChainSpec;
+use l2node_storage::StateReader;
+use l2node_trie::state::{AccountChange, AccountState, StateChanges};
 
 /// Result of executing one block.
 #[derive(Debug, Clone)]

@@ -35,11 +35,9 @@ use super::{
     db::StateDb,
     error::{halt_message, ExecError},
 };
-use crate::{
-    chainspec::ChainSpec,
-    constants::{ACCESS_LIST_MAX_ROUNDS, EVM_CALL_TIMEOUT, EVM_DEADLINE_CHECK_STEPS},
-    storage::StateReader,
-};
+use crate::chainspec::ChainSpec;
+use crate::constants::{ACCESS_LIST_MAX_ROUNDS, EVM_CALL_TIMEOUT, EVM_DEADLINE_CHECK_STEPS};
+use l2node_storage::StateReader;
 
 /// Result of [`call`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -356,10 +354,8 @@ pub fn create_access_list(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::{
-        constants::DEFAULT_RPC_GAS_CAP,
-        test_utils::{dev_spec, key, MemState},
-    };
+    use crate::constants::DEFAULT_RPC_GAS_CAP;
+    use crate::test_utils::{dev_spec, key, MemState};
     use alloy_primitives::{address, hex, Address, B256, U256};
     use alloy_sol_types::{Revert, SolError};
 

@@ -8,7 +8,7 @@ use revm::{
     state::AccountInfo,
 };
 
-use crate::storage::{StateReader, StorageError};
+use l2node_storage::{StateReader, StorageError};
 
 /// A storage error surfaced through revm.
 #[derive(Debug, thiserror::Error)]

@@ -9,7 +9,7 @@ use revm::context_interface::result::{
 use revm::database_interface::bal::EvmDatabaseError;
 
 use super::db::DbError;
-use crate::storage::StorageError;
+use l2node_storage::StorageError;
 
 /// Why an execution failed.
 #[derive(Debug, thiserror::Error)]

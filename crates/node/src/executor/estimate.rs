@@ -150,11 +150,9 @@ impl Search<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{
-        constants::DEFAULT_RPC_GAS_CAP,
-        executor::call::tests::{contract_state, CONTRACT},
-        test_utils::{dev_spec, key, MemState, BOB},
-    };
+    use crate::constants::DEFAULT_RPC_GAS_CAP;
+    use crate::executor::call::tests::{contract_state, CONTRACT};
+    use crate::test_utils::{dev_spec, key, MemState, BOB};
     use alloy_primitives::{Bytes, U256};
     use alloy_rpc_types_eth::TransactionRequest;
 

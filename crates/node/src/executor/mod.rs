@@ -2,9 +2,9 @@
 //! builder ([`build_block`]) and the RPC entry points ([`call`], [`estimate_gas`],
 //! [`create_access_list`]).
 //!
-//! All of them read the world state through a [`StateReader`](crate::storage::StateReader)
+//! All of them read the world state through a [`StateReader`](l2node_storage::StateReader)
 //! ([`StateDb`] adapts it for revm) and never write: blocks return
-//! [`StateChanges`](crate::state::StateChanges) for storage and the trie to apply.
+//! [`StateChanges`](l2node_trie::state::StateChanges) for storage and the trie to apply.
 
 mod block;
 mod call;

@@ -14,7 +14,8 @@ use super::{
     error::ExecError,
     trace::{replay_block, replay_traced, Replay},
 };
-use crate::{chainspec::ChainSpec, storage::StateReader};
+use crate::chainspec::ChainSpec;
+use l2node_storage::StateReader;
 
 /// The call frames of each replayed transaction (all of `block`'s, or only `only`).
 fn call_nodes(

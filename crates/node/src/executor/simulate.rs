@@ -52,12 +52,10 @@ use super::{
     call::Deadline,
     error::{halt_message, invalid_tx_message, ExecError},
 };
-use crate::{
-    chainspec::ChainSpec,
-    constants::EVM_CALL_TIMEOUT,
-    storage::{StateReader, StoredBlock},
-    trie::{self, OverlayTrie, TrieStore},
-};
+use crate::chainspec::ChainSpec;
+use crate::constants::EVM_CALL_TIMEOUT;
+use l2node_storage::{StateReader, StoredBlock};
+use l2node_trie::{OverlayTrie, TrieStore};
 
 /// Seconds between two simulated blocks whose time is not given (geth's).
 const TIMESTAMP_INCREMENT: u64 = 12;
@@ -424,7 +422,7 @@ fn simulate_block(
     db.merge_transitions(BundleRetention::PlainState);
     let changes = bundle_to_changes(db.take_bundle());
     header.state_root =
-        trie::apply_changes(trie, &changes).map_err(|e| ExecError::Evm(e.to_string()))?;
+        l2node_trie::apply_changes(trie, &changes).map_err(|e| ExecError::Evm(e.to_string()))?;
     header.gas_used = result.gas_used;
     header.receipts_root = calculate_receipt_root(&result.receipts);
     header.logs_bloom = logs_bloom(&result.receipts);

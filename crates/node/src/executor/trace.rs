@@ -33,7 +33,9 @@ use super::{
     call::{prepare, Deadline},
     CallEnv, CallRequest, ExecError,
 };
-use crate::{chainspec::ChainSpec, constants::EVM_CALL_TIMEOUT, storage::StateReader};
+use crate::chainspec::ChainSpec;
+use crate::constants::EVM_CALL_TIMEOUT;
+use l2node_storage::StateReader;
 
 fn tracer_err(e: impl std::fmt::Display) -> ExecError {
     ExecError::Tracer(e.to_string())

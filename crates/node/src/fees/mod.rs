@@ -12,12 +12,12 @@ use alloy_primitives::B256;
 use alloy_rpc_types_eth::FeeHistory;
 use parking_lot::Mutex;
 
-use crate::{
-    chain::{Chain, ChainError},
-    constants::{FEE_HISTORY_MAX_BLOCKS, FEE_HISTORY_MAX_PERCENTILES, GPO_BLOCKS, GPO_PERCENTILE},
-    miner::PendingBlock,
-    storage::{StorageError, StoredBlock},
+use crate::chain::{Chain, ChainError};
+use crate::constants::{
+    FEE_HISTORY_MAX_BLOCKS, FEE_HISTORY_MAX_PERCENTILES, GPO_BLOCKS, GPO_PERCENTILE,
 };
+use crate::miner::PendingBlock;
+use l2node_storage::{StorageError, StoredBlock};
 
 /// Why a fee query was refused or failed.
 #[derive(Debug, thiserror::Error)]

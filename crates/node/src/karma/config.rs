@@ -5,13 +5,10 @@
 use alloy_primitives::{Address, U256};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    constants::{
-        KARMA_DEFAULT_EPOCH_LENGTH, KARMA_DEFAULT_PREMIUM_THRESHOLD_WEI,
-        KARMA_DEFAULT_QUOTA_UNIT_GAS,
-    },
-    state::KarmaTier,
+use crate::constants::{
+    KARMA_DEFAULT_EPOCH_LENGTH, KARMA_DEFAULT_PREMIUM_THRESHOLD_WEI, KARMA_DEFAULT_QUOTA_UNIT_GAS,
 };
+use l2node_trie::state::KarmaTier;
 
 /// `config.karma` of the genesis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,10 +13,8 @@ use alloy_genesis::GenesisAccount;
 use alloy_primitives::{keccak256, Address, Bytes, Log, B256, U256};
 use alloy_sol_types::SolEvent;
 
-use crate::{
-    state::KarmaTier,
-    storage::{StateReader, StorageError},
-};
+use l2node_storage::{StateReader, StorageError};
+use l2node_trie::state::KarmaTier;
 
 alloy_sol_types::sol! {
     /// The `Karma` token (contracts/src/Karma.sol).
@@ -314,12 +312,10 @@ mod tests {
     use alloy_sol_types::{SolCall, SolInterface};
 
     use super::*;
-    use crate::{
-        chainspec::ChainSpec,
-        executor::{build_block, call, BuildAttributes, CallEnv, CallRequest},
-        karma::config::{default_tier_table, ONE_KARMA},
-        test_utils::{dev_spec, key, sign, MemState, ALICE, BOB},
-    };
+    use crate::chainspec::ChainSpec;
+    use crate::executor::{build_block, call, BuildAttributes, CallEnv, CallRequest};
+    use crate::karma::config::{default_tier_table, ONE_KARMA};
+    use crate::test_utils::{dev_spec, key, sign, MemState, ALICE, BOB};
 
     fn predeploy(tiers: Vec<KarmaTier>) -> KarmaPredeploy {
         KarmaPredeploy {
@@ -412,7 +408,7 @@ mod tests {
         state: &mut MemState,
         parent: &mut Header,
         txs: Vec<Recovered<TxEnvelope>>,
-    ) -> (crate::state::StateChanges, Vec<ReceiptEnvelope>) {
+    ) -> (l2node_trie::state::StateChanges, Vec<ReceiptEnvelope>) {
         let n = txs.len();
         let attrs = BuildAttributes {
             timestamp: parent.timestamp + 1,

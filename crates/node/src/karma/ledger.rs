@@ -13,10 +13,8 @@ use super::{
     contracts,
     policy::{self, Epochs, SenderState},
 };
-use crate::{
-    state::{DenyEntry, DenyReason, KarmaDelta, KarmaTier},
-    storage::{LedgerAt, StateReader, StorageError},
-};
+use l2node_storage::{LedgerAt, StateReader, StorageError};
+use l2node_trie::state::{DenyEntry, DenyReason, KarmaDelta, KarmaTier};
 
 /// The ledger rules of one chain (from its `karma` config).
 #[derive(Debug, Clone)]

@@ -28,10 +28,8 @@ pub use config::{FeeParams, KarmaConfig, KarmaConfigError};
 use ledger::Ledger;
 use policy::{Refusal, SenderState};
 
-use crate::{
-    state::{DenyEntry, DenyReason, KarmaTier},
-    storage::{StateReader, Storage, StorageError},
-};
+use l2node_storage::{StateReader, Storage, StorageError};
+use l2node_trie::state::{DenyEntry, DenyReason, KarmaTier};
 
 /// Why a transaction is refused by the Karma policy: the message says what to do.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -229,7 +227,7 @@ impl Karma {
     fn tiers_next(
         &self,
         state: &dyn StateReader,
-        ledger: &crate::storage::LedgerAt,
+        ledger: &l2node_storage::LedgerAt,
         head_hash: B256,
         next_timestamp: u64,
     ) -> Result<(u64, Arc<Vec<KarmaTier>>), StorageError> {

@@ -5,7 +5,7 @@
 
 use alloy_primitives::U256;
 
-use crate::state::{DenyEntry, DenyReason, KarmaTier, KarmaUsage};
+use l2node_trie::state::{DenyEntry, DenyReason, KarmaTier, KarmaUsage};
 
 /// Epoch arithmetic: epoch `e` covers block timestamps `origin + e*length ..
 /// origin + (e+1)*length` (a timestamp equal to the end belongs to the next epoch).

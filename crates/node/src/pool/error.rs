@@ -3,7 +3,7 @@
 
 use alloy_primitives::{Address, U256};
 
-use crate::storage::StorageError;
+use l2node_storage::StorageError;
 
 /// Why a transaction was not accepted, or why a pool operation failed.
 ///

@@ -44,14 +44,12 @@ use tokio::sync::broadcast;
 
 pub use error::PoolError;
 
-use crate::{
-    chain::NextBlock,
-    constants,
-    karma::{Karma, KarmaError},
-    storage::StateReader,
-};
+use crate::chain::NextBlock;
+use crate::constants;
+use crate::karma::{Karma, KarmaError};
 use inner::{Arrival, Inner, Limits, Victims};
 use journal::Journal;
+use l2node_storage::StateReader;
 
 /// Pool settings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,11 +7,9 @@ use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use serde::{Deserialize, Serialize};
 
-use crate::{
-    chain::{Chain, ChainError},
-    constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES},
-    storage::StorageError,
-};
+use crate::chain::{Chain, ChainError};
+use crate::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
+use l2node_storage::StorageError;
 
 /// The protocol name of block sync.
 pub const PROTOCOL: &str = "/l2node/sync/1";

@@ -1,0 +1,311 @@
+//! Wiring: `spawn(NodeConfig)` opens storage, the chain and the pool, starts the miner (with a
+//! key) and the RPC servers, and returns a handle.
+
+use std::{path::PathBuf, sync::Arc, time::Duration};
+
+use alloy_signer_local::PrivateKeySigner;
+
+use l2node_node::chain::{open_chain, Chain, ChainError};
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH, NODE_STOP_JOBS_TIMEOUT};
+use l2node_node::fees::pricing::PricingInputs;
+use l2node_node::karma::Karma;
+use l2node_node::metrics::{self, MetricsConfig, MetricsError};
+use l2node_node::miner::{self, MinerConfig};
+use l2node_node::p2p::{self, NetStatus, P2pConfig, P2pError, P2pHandle};
+use l2node_node::pool::{Pool, PoolConfig, PoolError};
+use l2node_rpc::{
+    self,
+    http_layer::{ProbeSource, ProbeStatus},
+    RpcConfig, RpcServerConfig, RpcServerError, RpcServerHandle,
+};
+use l2node_storage::StorageError;
+
+/// Everything a node needs to start.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// Directory of the database and the pool journal.
+    pub data_dir: PathBuf,
+    /// The chain.
+    pub spec: Arc<ChainSpec>,
+    /// Sealing key: a node with one is a sequencer, without one it never mines.
+    pub signer: Option<PrivateKeySigner>,
+    /// Block period; zero mines on each transaction.
+    pub block_time: Duration,
+    /// Seal blocks without transactions.
+    pub create_empty_blocks: bool,
+    /// Transports and their limits.
+    pub rpc_server: RpcServerConfig,
+    /// Method-level limits.
+    pub rpc: RpcConfig,
+    /// Pool sizing.
+    pub pool: PoolConfig,
+    /// Karma operation (used on a chain with a `karma` section).
+    pub karma: KarmaNodeConfig,
+    /// Prometheus metrics (`--metrics-enabled`); `None` records nothing.
+    pub metrics: Option<MetricsConfig>,
+    /// Peers (`--p2p-enabled`); `None` runs alone: no peers, never syncing.
+    pub p2p: Option<P2pConfig>,
+}
+
+/// How this node operates the Karma policy.
+#[derive(Debug, Clone, Default)]
+pub struct KarmaNodeConfig {
+    /// While this file exists, every gasless path is off (`--gasless-kill-switch-file`).
+    pub kill_switch_file: Option<PathBuf>,
+    /// A key with the `Karma` slasher role: a sequencer holding it refuses a second gasless
+    /// transaction in one slot and submits `Karma.slash(sender)` (`--karma-slasher-key`).
+    pub slasher: Option<PrivateKeySigner>,
+}
+
+/// Errors while starting a node.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// Storage failed to open.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The chain failed to open.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// The pool failed to open.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+    /// A server failed to bind.
+    #[error("cannot start the RPC servers: {0}")]
+    Rpc(#[from] RpcServerError),
+    /// The metrics exporter failed to start.
+    #[error(transparent)]
+    Metrics(#[from] MetricsError),
+    /// The peer-to-peer layer failed to start.
+    #[error(transparent)]
+    P2p(#[from] P2pError),
+}
+
+/// A running node.
+pub struct NodeHandle {
+    /// The chain service.
+    pub chain: Arc<Chain>,
+    /// The transaction pool.
+    pub pool: Arc<Pool>,
+    /// The RPC servers (bound addresses inside).
+    pub rpc: RpcServerHandle,
+    /// The peer-to-peer layer's status (the disabled status without peer-to-peer).
+    pub net: Arc<NetStatus>,
+    /// The peer-to-peer service, when enabled.
+    pub p2p: Option<P2pHandle>,
+    miner: Option<tokio::task::JoinHandle<()>>,
+    /// Background tasks (kill-switch poll, slasher), stopped with the node.
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for NodeHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeHandle")
+            .field("chain", &self.chain)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Dropping the handle stops the miner and the servers (without waiting, unlike [`NodeHandle::stop`]).
+impl Drop for NodeHandle {
+    fn drop(&mut self) {
+        if let Some(m) = self.miner.take() {
+            m.abort();
+        }
+        for t in &self.tasks {
+            t.abort();
+        }
+        self.rpc.stop();
+    }
+}
+
+impl NodeHandle {
+    /// Stops mining, peers and the servers and waits for them, and for the blocking jobs they
+    /// started (a block being built, a request being answered) to let go of the chain, so the
+    /// data directory can be opened again once this returns. Committed blocks are already
+    /// durable.
+    pub async fn stop(mut self) {
+        if let Some(m) = self.miner.take() {
+            m.abort();
+            let _ = m.await;
+        }
+        for t in std::mem::take(&mut self.tasks) {
+            t.abort();
+            let _ = t.await;
+        }
+        if let Some(p) = self.p2p.take() {
+            p.stop().await;
+        }
+        self.rpc.stop();
+        self.rpc.clone().stopped().await;
+        // Aborting a task does not stop a blocking job it started; those end on their own.
+        let deadline = std::time::Instant::now() + NODE_STOP_JOBS_TIMEOUT;
+        while Arc::strong_count(&self.chain) > 1 || Arc::strong_count(&self.pool) > 1 {
+            if std::time::Instant::now() > deadline {
+                tracing::warn!(target: "l2node::node", "stopped with blocking jobs still running");
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// On a node that does not seal (a follower), keeps the pool in step with the blocks it
+/// imports: mined transactions leave, newly invalid ones are dropped.
+async fn follow_pool(chain: Arc<Chain>, pool: Arc<Pool>) {
+    let mut blocks = chain.subscribe();
+    loop {
+        match blocks.recv().await {
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+        // Blocks that arrived meanwhile are covered by one pass.
+        while blocks.try_recv().is_ok() {}
+        if pool.status() == (0, 0) {
+            continue;
+        }
+        let (chain, pool) = (chain.clone(), pool.clone());
+        let done = tokio::task::spawn_blocking(move || {
+            let state = chain.storage().state_at(None)?;
+            pool.on_new_block(&state, &chain.next_block());
+            Ok::<_, StorageError>(())
+        })
+        .await;
+        if let Ok(Err(e)) = done {
+            tracing::warn!(target: "l2node::pool", error = %e, "cannot update the pool after a block");
+        }
+    }
+}
+
+/// The file of the peer-to-peer node key inside a data directory.
+pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
+    data_dir.join("p2p.key")
+}
+
+/// Starts a node.
+pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
+    let data_dir = cfg.data_dir.clone();
+    let spec = cfg.spec.clone();
+    let chain = tokio::task::spawn_blocking(move || open_chain(&data_dir, spec))
+        .await
+        .expect("open task")?;
+    let mut pool_cfg = cfg.pool.clone();
+    pool_cfg
+        .journal_path
+        .get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
+    let mut pool = Pool::new(pool_cfg)?;
+    let mut tasks = Vec::new();
+    if let Some(ledger) = chain.ledger() {
+        let karma = Arc::new(Karma::new(
+            ledger.clone(),
+            chain.storage().clone(),
+            cfg.karma.kill_switch_file.clone(),
+        )?);
+        if cfg.karma.kill_switch_file.is_some() {
+            let k = karma.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut tick = tokio::time::interval(KARMA_KILL_SWITCH_POLL);
+                loop {
+                    tick.tick().await;
+                    k.poll_kill_switch();
+                }
+            }));
+        }
+        pool = pool.with_karma(karma);
+    }
+    let mut slash_reports = None;
+    if let (Some(_), Some(_), Some(_)) = (chain.ledger(), &cfg.signer, &cfg.karma.slasher) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        pool = pool.with_double_signal_reports(tx);
+        slash_reports = Some(rx);
+    }
+    let pool = Arc::new(pool);
+    if let (Some(rx), Some(key)) = (slash_reports, cfg.karma.slasher.clone()) {
+        tracing::info!(target: "l2node::karma", slasher = %key.address(), "slashing double signals");
+        tasks.push(tokio::spawn(miner::run_slasher(
+            chain.clone(),
+            pool.clone(),
+            key,
+            rx,
+        )));
+    }
+    {
+        let state = chain.storage().state_at(None)?;
+        let n = pool.load_journal(&state, &chain.next_block())?;
+        if n > 0 {
+            tracing::info!(target: "l2node::pool", restored = n, "restored pooled transactions");
+        }
+    }
+    let head = chain.head();
+    tracing::info!(target: "l2node::node", chain_id = chain.spec().chain_id, head = head.header.number, hash = %head.hash, "chain opened");
+
+    let miner = cfg.signer.clone().map(|key| {
+        tracing::info!(target: "l2node::miner", signer = %key.address(), block_time = ?cfg.block_time, "sequencer mode");
+        tokio::spawn(miner::run(
+            chain.clone(),
+            pool.clone(),
+            MinerConfig {
+                block_time: cfg.block_time,
+                create_empty_blocks: cfg.create_empty_blocks,
+                key,
+                vanity: chain.spec().karma.as_ref().map_or([0u8; 32], |k| {
+                    PricingInputs::from_params(&k.fees).to_vanity()
+                }),
+            },
+        ))
+    });
+    if miner.is_none() {
+        tasks.push(tokio::spawn(follow_pool(chain.clone(), pool.clone())));
+    }
+    let p2p = match cfg.p2p.clone() {
+        Some(p) => Some(p2p::spawn(p, chain.clone(), pool.clone()).await?),
+        None => None,
+    };
+    let net = p2p
+        .as_ref()
+        .map_or_else(|| Arc::new(NetStatus::default()), |p| p.status().clone());
+    if let Some(m) = cfg.metrics {
+        metrics::install(m)?;
+        tracing::info!(target: "l2node::node", "Prometheus metrics on http://{}/metrics", m.addr);
+        let (chain, pool, net) = (chain.clone(), pool.clone(), net.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut tick = tokio::time::interval(METRICS_REFRESH);
+            loop {
+                tick.tick().await;
+                let head = chain.head();
+                let (pending, queued) = pool.status();
+                metrics::gauges(metrics::Gauges {
+                    head_number: head.header.number,
+                    head_timestamp: head.header.timestamp,
+                    pending,
+                    queued,
+                    peers: net.peer_count(),
+                    sync_lag: net.blocks_behind(head.header.number),
+                });
+            }
+        }));
+    }
+    let mut rpc_cfg = cfg.rpc.clone();
+    rpc_cfg.coinbase = cfg.signer.as_ref().map(|k| k.address());
+    let module = l2node_rpc::build_module(chain.clone(), pool.clone(), net.clone(), rpc_cfg);
+    let mut server_cfg = cfg.rpc_server.clone();
+    {
+        let (chain, net) = (chain.clone(), net.clone());
+        server_cfg.probes.get_or_insert_with(|| {
+            ProbeSource(Arc::new(move || ProbeStatus {
+                peers: net.peer_count() as u64,
+                blocks_behind: net.blocks_behind(chain.head().header.number),
+            }))
+        });
+    }
+    let rpc = l2node_rpc::start_rpc_servers(module, &server_cfg).await?;
+    Ok(NodeHandle {
+        chain,
+        pool,
+        rpc,
+        net,
+        p2p,
+        miner,
+        tasks,
+    })
+}

@@ -1,0 +1,159 @@
+//! The work that blocks, kept off the swarm task: block imports (gossiped blocks and synced
+//! ranges) on the importer thread, and pool validation of gossiped transactions and block
+//! serving on the blocking pool. Each result comes back to the swarm loop as a [`Done`].
+
+use std::sync::Arc;
+
+use alloy_primitives::Bytes;
+use libp2p::{gossipsub, request_response::ResponseChannel, PeerId};
+use tokio::sync::mpsc;
+
+use crate::chain::Chain;
+use crate::pool::Pool;
+use crate::sync::{self, ImportRefusal, Imported, SyncResponse};
+
+/// Work for the importer thread; blocks are imported one at a time, in arrival order.
+pub(super) enum ImportJob {
+    /// A synced range from `peer`.
+    Range {
+        /// Who sent it.
+        peer: PeerId,
+        /// RLP-encoded blocks in order.
+        blocks: Vec<Bytes>,
+    },
+    /// A gossiped block; gossipsub waits for its verdict before relaying it.
+    Gossip {
+        /// Who relayed it to us.
+        peer: PeerId,
+        /// The gossip message.
+        id: gossipsub::MessageId,
+        /// The RLP-encoded block.
+        raw: Bytes,
+    },
+}
+
+/// Results of work done off the swarm task.
+pub(super) enum Done {
+    /// A range went through the importer.
+    Range {
+        /// Who sent it.
+        peer: PeerId,
+        /// Why it stopped short, if it did.
+        refusal: Option<ImportRefusal>,
+    },
+    /// A gossiped block went through the importer.
+    Gossip {
+        /// Who relayed it to us.
+        peer: PeerId,
+        /// The gossip message.
+        id: gossipsub::MessageId,
+        /// What importing it did.
+        result: Result<Imported, ImportRefusal>,
+    },
+    /// A gossiped transaction went through the pool.
+    Tx {
+        /// Who relayed it to us.
+        peer: PeerId,
+        /// The gossip message.
+        id: gossipsub::MessageId,
+        /// Whether the pool took it.
+        accepted: bool,
+    },
+    /// Blocks a peer asked for were read.
+    Served {
+        /// Where the answer goes.
+        channel: ResponseChannel<SyncResponse>,
+        /// The answer.
+        response: SyncResponse,
+    },
+}
+
+/// Starts the importer thread; it ends once the returned job sender is dropped.
+pub(super) fn spawn_importer(
+    chain: Arc<Chain>,
+    done: mpsc::UnboundedSender<Done>,
+) -> std::io::Result<(
+    std::sync::mpsc::Sender<ImportJob>,
+    std::thread::JoinHandle<()>,
+)> {
+    let (import_tx, import_rx) = std::sync::mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("l2node-import".into())
+        .spawn(move || run_importer(&chain, import_rx, done))?;
+    Ok((import_tx, thread))
+}
+
+fn run_importer(
+    chain: &Arc<Chain>,
+    jobs: std::sync::mpsc::Receiver<ImportJob>,
+    done: mpsc::UnboundedSender<Done>,
+) {
+    while let Ok(job) = jobs.recv() {
+        let result = match job {
+            ImportJob::Range { peer, blocks } => Done::Range {
+                peer,
+                refusal: sync::import_range(chain, &blocks).err(),
+            },
+            ImportJob::Gossip { peer, id, raw } => Done::Gossip {
+                peer,
+                id,
+                result: sync::import_raw(chain, &raw),
+            },
+        };
+        if done.send(result).is_err() {
+            return;
+        }
+    }
+}
+
+/// Validates a gossiped transaction against the pool and our head state, on the blocking
+/// pool; the verdict comes back as [`Done::Tx`].
+pub(super) fn validate_tx(
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    done: mpsc::UnboundedSender<Done>,
+    peer: PeerId,
+    id: gossipsub::MessageId,
+    raw: Bytes,
+) {
+    tokio::task::spawn_blocking(move || {
+        let accepted = chain
+            .storage()
+            .state_at(None)
+            .map_err(|e| e.to_string())
+            .and_then(|state| {
+                pool.add_raw(&raw, &state, &chain.next_block())
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = &accepted {
+            tracing::debug!(target: "l2node::p2p", %peer, error = %e, "gossiped transaction not pooled");
+        }
+        let _ = done.send(Done::Tx {
+            peer,
+            id,
+            accepted: accepted.is_ok(),
+        });
+    });
+}
+
+/// Reads blocks `from..from + count` for `peer`, on the blocking pool; the answer comes back
+/// as [`Done::Served`] (with no blocks when storage fails).
+pub(super) fn serve_blocks(
+    chain: Arc<Chain>,
+    done: mpsc::UnboundedSender<Done>,
+    peer: PeerId,
+    from: u64,
+    count: u64,
+    channel: ResponseChannel<SyncResponse>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let blocks = sync::serve_blocks(&chain, from, count).unwrap_or_else(|e| {
+            tracing::warn!(target: "l2node::p2p", %peer, error = %e, "cannot serve blocks");
+            Vec::new()
+        });
+        let _ = done.send(Done::Served {
+            channel,
+            response: SyncResponse::Blocks(blocks),
+        });
+    });
+}

@@ -1,0 +1,376 @@
+//! The swarm loop: one task that owns the `Swarm` and reacts to its events, to the importer's
+//! results, to the blocks this node seals and the transactions its pool takes, and to a
+//! periodic tick. What to do about a peer is decided in `peers`; here it is carried out.
+
+use std::{sync::Arc, time::Instant};
+
+use alloy_consensus::Block;
+use alloy_primitives::Bytes;
+use alloy_rlp::Encodable;
+use futures::StreamExt;
+use libp2p::{
+    gossipsub, identify,
+    multiaddr::Protocol,
+    request_response::{self, OutboundRequestId},
+    swarm::SwarmEvent,
+    PeerId, Swarm,
+};
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+
+use crate::chain::Chain;
+use crate::constants::P2P_REDIAL_INTERVAL;
+use crate::p2p::{
+    behaviour::{Behaviour, BehaviourEvent},
+    importer::{self, Done, ImportJob},
+    peers::Peers,
+    Command, NetStatus,
+};
+use crate::pool::Pool;
+use crate::sync::{self, SyncRequest, SyncResponse};
+
+/// The swarm task's state.
+pub(super) struct Service {
+    /// The swarm, listening and subscribed to both topics.
+    pub(super) swarm: Swarm<Behaviour>,
+    /// Our chain.
+    pub(super) chain: Arc<Chain>,
+    /// Our pool.
+    pub(super) pool: Arc<Pool>,
+    /// Where the peers and the sync progress are shown.
+    pub(super) status: Arc<NetStatus>,
+    /// A sequencer publishes its blocks; a follower its pool's transactions.
+    pub(super) sequencer: bool,
+    /// The topic blocks are gossiped on.
+    pub(super) blocks_topic: gossipsub::IdentTopic,
+    /// The topic transactions are gossiped on.
+    pub(super) txs_topic: gossipsub::IdentTopic,
+    /// The blocks this node seals.
+    pub(super) new_blocks: tokio::sync::broadcast::Receiver<Arc<crate::chain::NewBlock>>,
+    /// The transactions the pool takes.
+    pub(super) pool_events: tokio::sync::broadcast::Receiver<alloy_primitives::B256>,
+    /// What we know of our peers.
+    pub(super) peers: Peers<OutboundRequestId>,
+    /// Jobs for the importer thread.
+    pub(super) import_tx: std::sync::mpsc::Sender<ImportJob>,
+    /// Where the blocking work sends its results.
+    pub(super) done_tx: mpsc::UnboundedSender<Done>,
+}
+
+impl Service {
+    /// Runs until the task is aborted or what it publishes stops coming (the sealed blocks on a
+    /// sequencer, the pooled transactions on a follower).
+    pub(super) async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut done: mpsc::UnboundedReceiver<Done>,
+    ) {
+        let mut tick = tokio::time::interval(P2P_REDIAL_INTERVAL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let mut force_sync = false;
+            tokio::select! {
+                ev = self.swarm.select_next_some() => self.on_swarm_event(ev),
+                Some(d) = done.recv() => self.on_done(d),
+                b = self.new_blocks.recv(), if self.sequencer => match b {
+                    Ok(b) => {
+                        let block = Block { header: b.block.header.clone(), body: b.block.body.clone() };
+                        let mut raw = Vec::with_capacity(block.length());
+                        block.encode(&mut raw);
+                        self.publish_block(raw.into());
+                    }
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!(target: "l2node::p2p", missed = n, "block announcements fell behind; followers will sync the gap");
+                    }
+                    Err(RecvError::Closed) => return,
+                },
+                h = self.pool_events.recv(), if !self.sequencer => match h {
+                    Ok(hash) => self.publish_tx(hash),
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return,
+                },
+                Some(cmd) = commands.recv() => match cmd {
+                    Command::PublishBlock(raw) => self.publish_block(raw),
+                },
+                _ = tick.tick() => {
+                    self.on_tick();
+                    force_sync = true;
+                }
+            }
+            self.drive_sync(force_sync);
+        }
+    }
+
+    fn publish_block(&mut self, raw: Bytes) {
+        let topic = self.blocks_topic.clone();
+        self.publish(topic, raw);
+    }
+
+    fn publish_tx(&mut self, hash: alloy_primitives::B256) {
+        if self.peers.is_empty() {
+            return;
+        }
+        if let Some(tx) = self.pool.get(&hash) {
+            let topic = self.txs_topic.clone();
+            self.publish(topic, tx.raw.clone());
+        }
+    }
+
+    fn publish(&mut self, topic: gossipsub::IdentTopic, data: Bytes) {
+        match self.swarm.behaviour_mut().gossipsub.publish(topic, data) {
+            Ok(_) | Err(gossipsub::PublishError::Duplicate) => {}
+            Err(gossipsub::PublishError::NoPeersSubscribedToTopic) => {
+                tracing::debug!(target: "l2node::p2p", "no peer to publish to");
+            }
+            Err(e) => tracing::warn!(target: "l2node::p2p", error = %e, "publish failed"),
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let swarm = &self.swarm;
+        let work = self.peers.tick(Instant::now(), |p| swarm.is_connected(p));
+        for peer in work.unblock {
+            self.swarm.behaviour_mut().blocked.unblock_peer(peer);
+        }
+        for addr in work.redial {
+            let _ = self.swarm.dial(addr);
+        }
+        for peer in work.status_of {
+            self.request_status(peer);
+        }
+    }
+
+    fn request_status(&mut self, peer: PeerId) {
+        self.swarm
+            .behaviour_mut()
+            .sync
+            .send_request(&peer, SyncRequest::Status);
+    }
+
+    /// Blocks `peer` in the swarm, once `peers` has banned it.
+    fn block(&mut self, peer: PeerId) {
+        self.swarm.behaviour_mut().blocked.block_peer(peer);
+    }
+
+    fn drive_sync(&mut self, force: bool) {
+        let head = self.chain.head().header.number;
+        for range in self.peers.plan_ranges(head, force) {
+            let id = self.swarm.behaviour_mut().sync.send_request(
+                &range.peer,
+                SyncRequest::Blocks {
+                    from: range.from,
+                    count: range.count,
+                },
+            );
+            self.peers.range_sent(id, range);
+        }
+    }
+
+    fn on_done(&mut self, done: Done) {
+        match done {
+            Done::Range { peer, refusal } => {
+                let head = self.chain.head().header.number;
+                if self
+                    .peers
+                    .range_imported(peer, refusal.as_ref(), head, Instant::now())
+                {
+                    self.block(peer);
+                }
+            }
+            Done::Gossip { peer, id, result } => {
+                let verdict = self.peers.gossip_imported(peer, result, Instant::now());
+                if verdict.ban {
+                    self.block(peer);
+                }
+                self.swarm
+                    .behaviour_mut()
+                    .gossipsub
+                    .report_message_validation_result(&id, &peer, verdict.acceptance);
+            }
+            Done::Tx { peer, id, accepted } => {
+                let acceptance = if accepted {
+                    gossipsub::MessageAcceptance::Accept
+                } else {
+                    gossipsub::MessageAcceptance::Ignore
+                };
+                self.swarm
+                    .behaviour_mut()
+                    .gossipsub
+                    .report_message_validation_result(&id, &peer, acceptance);
+            }
+            Done::Served { channel, response } => {
+                let _ = self
+                    .swarm
+                    .behaviour_mut()
+                    .sync
+                    .send_response(channel, response);
+            }
+        }
+    }
+
+    fn on_swarm_event(&mut self, ev: SwarmEvent<BehaviourEvent>) {
+        match ev {
+            SwarmEvent::NewListenAddr { address, .. } => {
+                let id = *self.swarm.local_peer_id();
+                self.status
+                    .add_listen_addr(address.with(Protocol::P2p(id)).to_string());
+            }
+            SwarmEvent::ExpiredListenAddr { address, .. } => {
+                let id = *self.swarm.local_peer_id();
+                self.status
+                    .remove_listen_addr(&address.with(Protocol::P2p(id)).to_string());
+            }
+            SwarmEvent::ConnectionEstablished {
+                peer_id,
+                endpoint,
+                num_established,
+                ..
+            } => {
+                if self
+                    .peers
+                    .connected(peer_id, &endpoint, num_established.get() == 1)
+                {
+                    self.request_status(peer_id);
+                }
+            }
+            SwarmEvent::ConnectionClosed {
+                peer_id,
+                num_established: 0,
+                cause,
+                ..
+            } => {
+                tracing::info!(target: "l2node::p2p", peer = %peer_id, cause = ?cause.map(|c| c.to_string()), "peer disconnected");
+                self.peers.disconnected(&peer_id);
+            }
+            SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
+                tracing::debug!(target: "l2node::p2p", peer = ?peer_id, error = %error, "dial failed");
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Identify(identify::Event::Received {
+                peer_id,
+                info,
+                ..
+            })) => {
+                self.status.update_peer(&peer_id.to_string(), |p| {
+                    p.agent = Some(info.agent_version);
+                    p.protocols = info.protocols.iter().map(|p| p.to_string()).collect();
+                });
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Message {
+                propagation_source,
+                message_id,
+                message,
+            })) => self.on_gossip(propagation_source, message_id, message),
+            SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Subscribed {
+                topic,
+                ..
+            })) if !self.sequencer && topic == self.txs_topic.hash() => {
+                // A peer (a sequencer back after a restart) can take transactions again: pass
+                // on what waited here meanwhile.
+                let pending: Vec<Bytes> = self
+                    .pool
+                    .content()
+                    .pending
+                    .into_values()
+                    .flat_map(|txs| txs.into_values().map(|t| t.raw.clone()))
+                    .collect();
+                for raw in pending {
+                    self.publish(self.txs_topic.clone(), raw);
+                }
+            }
+            SwarmEvent::Behaviour(BehaviourEvent::Sync(ev)) => self.on_sync_event(ev),
+            _ => {}
+        }
+    }
+
+    fn on_gossip(&mut self, peer: PeerId, id: gossipsub::MessageId, message: gossipsub::Message) {
+        let raw = Bytes::from(message.data);
+        if message.topic == self.blocks_topic.hash() {
+            if self
+                .import_tx
+                .send(ImportJob::Gossip { peer, id, raw })
+                .is_err()
+            {
+                tracing::error!(target: "l2node::p2p", "the importer stopped");
+            }
+        } else if message.topic == self.txs_topic.hash() {
+            importer::validate_tx(
+                self.chain.clone(),
+                self.pool.clone(),
+                self.done_tx.clone(),
+                peer,
+                id,
+                raw,
+            );
+        }
+    }
+
+    fn on_sync_event(&mut self, ev: request_response::Event<SyncRequest, SyncResponse>) {
+        use request_response::{Event, Message};
+        match ev {
+            Event::Message {
+                peer,
+                message:
+                    Message::Request {
+                        request, channel, ..
+                    },
+                ..
+            } => match request {
+                SyncRequest::Status => {
+                    let status = sync::local_status(&self.chain);
+                    let _ = self
+                        .swarm
+                        .behaviour_mut()
+                        .sync
+                        .send_response(channel, SyncResponse::Status(status));
+                }
+                SyncRequest::Blocks { from, count } => importer::serve_blocks(
+                    self.chain.clone(),
+                    self.done_tx.clone(),
+                    peer,
+                    from,
+                    count,
+                    channel,
+                ),
+            },
+            Event::Message {
+                peer,
+                message:
+                    Message::Response {
+                        request_id,
+                        response,
+                    },
+                ..
+            } => match response {
+                SyncResponse::Status(s) => {
+                    if !self.peers.peer_status(peer, &s, self.chain.genesis_hash()) {
+                        let _ = self.swarm.disconnect_peer_id(peer);
+                    }
+                }
+                SyncResponse::Blocks(blocks) => {
+                    let Some(peer) = self.peers.range_received(&request_id, blocks.len() as u64)
+                    else {
+                        return;
+                    };
+                    if self
+                        .import_tx
+                        .send(ImportJob::Range { peer, blocks })
+                        .is_err()
+                    {
+                        tracing::error!(target: "l2node::p2p", "the importer stopped");
+                    }
+                }
+            },
+            Event::OutboundFailure {
+                peer,
+                request_id,
+                error,
+                ..
+            } => {
+                let head = self.chain.head().header.number;
+                if self.peers.range_failed(&request_id, head) {
+                    tracing::debug!(target: "l2node::p2p", %peer, %error, "range request failed");
+                }
+            }
+            _ => {}
+        }
+    }
+}

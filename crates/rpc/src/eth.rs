@@ -1,0 +1,621 @@
+//! The `eth_` namespace: thin handlers that resolve blocks, call a node service and convert.
+
+use std::sync::Arc;
+
+use alloy_consensus::Header;
+use alloy_eips::{BlockId, BlockNumberOrTag};
+use alloy_primitives::{Address, Bytes, B256, U256, U64};
+use alloy_rpc_types_eth::{
+    state::StateOverride, AccessListResult, Block, BlockOverrides, EIP1186AccountProofResponse,
+    FeeHistory, Filter, FilterChanges, Index, Log, Transaction, TransactionReceipt,
+    TransactionRequest,
+};
+use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
+use l2node_api::{
+    types::{
+        BlockOrPending, EthConfig, RpcTransaction, SimulatePayload,
+        SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing,
+    },
+    EthApiServer,
+};
+use tokio::sync::Semaphore;
+
+use super::{
+    convert,
+    error::{RpcError, RpcResult},
+    filters::Filters,
+    RpcConfig,
+};
+use l2node_node::chain::Chain;
+use l2node_node::constants::MAX_PROOF_KEYS;
+use l2node_node::executor::{self, CallEnv, CallRequest, ExecError};
+use l2node_node::fees::FeeOracle;
+use l2node_node::logs::LogSearch;
+use l2node_node::miner::PendingBlocks;
+use l2node_node::p2p::NetStatus;
+use l2node_node::pool::Pool;
+use l2node_storage::{StateAt, StateReader, StoredBlock};
+
+/// Shared state of the eth handlers.
+#[derive(Clone)]
+pub struct EthRpc {
+    pub(super) chain: Arc<Chain>,
+    pub(super) pool: Arc<Pool>,
+    pub(super) cfg: RpcConfig,
+    /// Permits for heavy jobs (EVM runs, block builds, log searches, proofs, receipt
+    /// conversion): bounded concurrency so no flood of reads starves block production.
+    jobs: Arc<Semaphore>,
+    pending: Arc<PendingBlocks>,
+    filters: Arc<Filters>,
+    logs: LogSearch,
+    fees: Arc<FeeOracle>,
+    net: Arc<NetStatus>,
+}
+
+impl EthRpc {
+    /// Handlers over a chain and pool.
+    pub fn new(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> Self {
+        let jobs = Arc::new(Semaphore::new(cfg.evm_concurrency.max(1)));
+        let pending = Arc::new(PendingBlocks::new(chain.clone(), pool.clone()));
+        let timeout = std::time::Duration::from_secs(cfg.filter_timeout_secs);
+        let filters = Filters::new(timeout, cfg.max_filters);
+        let logs = LogSearch::new(chain.clone(), cfg.max_logs_range, cfg.max_logs_per_response);
+        let fees = Arc::new(FeeOracle::new(chain.clone()));
+        Self {
+            chain,
+            pool,
+            cfg,
+            jobs,
+            pending,
+            filters,
+            logs,
+            fees,
+            net: Arc::new(NetStatus::default()),
+        }
+    }
+
+    /// Answers `eth_syncing` from the peer-to-peer layer's status.
+    pub fn with_net(mut self, net: Arc<NetStatus>) -> Self {
+        self.net = net;
+        self
+    }
+
+    pub(super) fn number_of(&self, id: BlockId) -> RpcResult<Option<u64>> {
+        match id {
+            BlockId::Hash(h) => Ok(self.chain.storage().block_number(&h.block_hash)?),
+            BlockId::Number(tag) => Ok(self.chain.resolve_tag(tag)),
+        }
+    }
+
+    /// The number of a block id for a state read: geth's "header for hash not found" for an
+    /// unknown hash, "header not found" for a number beyond the head.
+    fn state_number_of(&self, id: BlockId) -> RpcResult<u64> {
+        let missing = if id.is_hash() {
+            RpcError::HeaderForHashNotFound
+        } else {
+            RpcError::HeaderNotFound
+        };
+        self.number_of(id)?.ok_or(missing)
+    }
+
+    /// State and header of a block, or "header not found".
+    pub(super) fn state_for(&self, id: Option<BlockId>) -> RpcResult<(StateAt, Header)> {
+        let id = id.unwrap_or(BlockId::latest());
+        let n = self.state_number_of(id)?;
+        let storage = self.chain.storage();
+        let head = self.chain.head();
+        // The state of exactly block `n`, even if a newer block commits meanwhile (the read
+        // snapshot moves before the head does); at the snapshot's head this reads the current
+        // tables.
+        let state = storage.state_at(Some(n))?;
+        // The head's header is in memory: decode from storage only for older blocks.
+        let header = if n == head.header.number {
+            head.header.clone()
+        } else {
+            storage.header(n)?.ok_or(RpcError::HeaderNotFound)?
+        };
+        Ok((state, header))
+    }
+
+    fn stored_block(&self, n: Option<u64>) -> RpcResult<Option<StoredBlock>> {
+        match n {
+            Some(n) => Ok(self.chain.storage().block(n)?),
+            None => Ok(None),
+        }
+    }
+
+    async fn block_for_tag(&self, tag: BlockNumberOrTag) -> RpcResult<Option<StoredBlock>> {
+        if tag.is_pending() {
+            let pending = self.pending.clone();
+            return self
+                .bounded(move || Ok(Some(pending.get()?.block.clone())))
+                .await;
+        }
+        self.stored_block(self.chain.resolve_tag(tag))
+    }
+
+    /// Runs `f` on the state of `block` as a heavy job (see [`Self::bounded`]).
+    pub(super) async fn evm_call<T: Send + 'static>(
+        &self,
+        block: Option<BlockId>,
+        f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        let (state, header) = self.state_for(block)?;
+        let spec = self.chain.spec().clone();
+        self.bounded(move || f(CallEnv::new(&spec, &state, &header)))
+            .await
+    }
+
+    /// Runs a heavy job: off the async runtime, behind the job semaphore.
+    pub(super) async fn bounded<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        let _permit = self
+            .jobs
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(RpcError::Closed)?;
+        blocking(f).await
+    }
+}
+
+/// Runs blocking work off the async runtime.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> RpcResult<T> + Send + 'static,
+) -> RpcResult<T> {
+    tokio::task::spawn_blocking(f).await?
+}
+
+impl EthRpc {
+    /// The oracle's tip: from its per-head cache when it has one, else computed as a heavy job.
+    pub(super) async fn suggested_tip(&self) -> RpcResult<u128> {
+        if let Some(tip) = self.fees.cached_tip() {
+            return Ok(tip);
+        }
+        let fees = self.fees.clone();
+        self.bounded(move || Ok(fees.suggested_tip()?)).await
+    }
+}
+
+fn index_of(index: Index) -> usize {
+    usize::from(index)
+}
+
+#[async_trait]
+impl EthApiServer for EthRpc {
+    async fn chain_id(&self) -> JsonRpcResult<U64> {
+        Ok(U64::from(self.chain.spec().chain_id))
+    }
+
+    async fn syncing(&self) -> JsonRpcResult<Syncing> {
+        Ok(convert::sync_status(
+            self.net.sync(),
+            self.chain.head().header.number,
+        ))
+    }
+
+    async fn blob_base_fee(&self) -> JsonRpcResult<Option<U256>> {
+        let head = self.chain.head();
+        Ok(l2node_node::fees::blob_base_fee(self.chain.spec(), &head.header).map(U256::from))
+    }
+
+    async fn coinbase(&self) -> JsonRpcResult<Address> {
+        Ok(self.cfg.coinbase.ok_or(RpcError::NoEtherbase)?)
+    }
+
+    async fn config(&self) -> JsonRpcResult<EthConfig> {
+        let spec = self.chain.spec();
+        let head = self.chain.head();
+        Ok(spec
+            .eth_config(self.chain.genesis_hash(), head.header.timestamp)
+            .ok_or(RpcError::ConfigBeforeCancun)?)
+    }
+
+    async fn simulate_v1(
+        &self,
+        payload: SimulatePayload,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<Vec<RpcSimulatedBlock<Block>>> {
+        let (state, header) = self.state_for(block)?;
+        let chain = self.chain.clone();
+        let gas_cap = self.cfg.gas_cap;
+        let full = payload.return_full_transactions;
+        let blocks = self.bounded(move || -> RpcResult<Vec<_>> {
+            let spec = chain.spec();
+            let blocks = chain
+                .storage()
+                .with_trie_at(header.number, |trie| {
+                    executor::simulate(spec, &state, trie, &header, payload, gas_cap)
+                })?
+                .map_err(|first| {
+                    RpcError::NotFound(format!(
+                        "cannot simulate on block {}: this database keeps the trie history from block {first}; use block {first} or later",
+                        header.number
+                    ))
+                })?
+                .map_err(RpcError::from)?;
+            Ok(blocks
+                .into_iter()
+                .map(|b| RpcSimulatedBlock {
+                    inner: convert::rpc_block(&b.block, full),
+                    calls: b.calls,
+                })
+                .collect())
+        });
+        Ok(blocks.await?)
+    }
+
+    async fn block_number(&self) -> JsonRpcResult<U64> {
+        Ok(U64::from(self.chain.head().header.number))
+    }
+
+    async fn accounts(&self) -> JsonRpcResult<Vec<Address>> {
+        Ok(vec![])
+    }
+
+    async fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
+        let (state, _) = self.state_for(block)?;
+        Ok(state
+            .account(address)
+            .map_err(RpcError::from)?
+            .map(|a| a.balance)
+            .unwrap_or_default())
+    }
+
+    async fn transaction_count(
+        &self,
+        address: Address,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<U64> {
+        if matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending))) {
+            if let Some(n) = self.pool.pending_nonce(address) {
+                return Ok(U64::from(n));
+            }
+        }
+        let (state, _) = self.state_for(block)?;
+        Ok(U64::from(
+            state
+                .account(address)
+                .map_err(RpcError::from)?
+                .map(|a| a.nonce)
+                .unwrap_or_default(),
+        ))
+    }
+
+    async fn code(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<Bytes> {
+        let (state, _) = self.state_for(block)?;
+        let Some(acc) = state.account(address).map_err(RpcError::from)? else {
+            return Ok(Bytes::new());
+        };
+        Ok(state
+            .code_by_hash(acc.code_hash)
+            .map_err(RpcError::from)?
+            .original_bytes())
+    }
+
+    async fn storage_at(
+        &self,
+        address: Address,
+        slot: StorageSlot,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<B256> {
+        let (state, _) = self.state_for(block)?;
+        Ok(B256::from(
+            state
+                .storage(address, slot.0.into())
+                .map_err(RpcError::from)?,
+        ))
+    }
+
+    async fn call(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+        block_overrides: Option<Box<BlockOverrides>>,
+    ) -> JsonRpcResult<Bytes> {
+        let req = CallRequest {
+            tx: request,
+            state_overrides,
+            block_overrides,
+            gas_cap: self.cfg.gas_cap,
+        };
+        let out = self
+            .evm_call(block, move |at| Ok(executor::call(at, &req)?))
+            .await?;
+        if out.reverted {
+            return Err(RpcError::Exec(ExecError::Revert { output: out.output }).into());
+        }
+        Ok(out.output)
+    }
+
+    async fn estimate_gas(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+    ) -> JsonRpcResult<U64> {
+        let req = CallRequest {
+            tx: request,
+            state_overrides,
+            block_overrides: None,
+            gas_cap: self.cfg.gas_cap,
+        };
+        let gas = self
+            .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
+            .await?;
+        Ok(U64::from(gas))
+    }
+
+    async fn create_access_list(
+        &self,
+        request: TransactionRequest,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<AccessListResult> {
+        let req = CallRequest::new(request, self.cfg.gas_cap);
+        self.evm_call(block, move |at| {
+            let out = executor::create_access_list(at, &req)?;
+            Ok(AccessListResult {
+                access_list: out.access_list,
+                gas_used: U256::from(out.gas_used),
+                error: out.error,
+            })
+        })
+        .await
+        .map_err(Into::into)
+    }
+
+    async fn send_raw_transaction(&self, bytes: Bytes) -> JsonRpcResult<B256> {
+        let pool = self.pool.clone();
+        let chain = self.chain.clone();
+        let hash = blocking(move || {
+            let state = chain.storage().state_at(None)?;
+            Ok(pool.add_raw(&bytes, &state, &chain.next_block())?)
+        })
+        .await?;
+        Ok(hash)
+    }
+
+    async fn transaction_by_hash(&self, hash: B256) -> JsonRpcResult<Option<RpcTransaction>> {
+        if let Some((n, i)) = self
+            .chain
+            .storage()
+            .tx_location(&hash)
+            .map_err(RpcError::from)?
+        {
+            let block = self
+                .stored_block(Some(n))?
+                .ok_or(RpcError::HeaderNotFound)?;
+            return Ok(Some(RpcTransaction(convert::rpc_tx_in_block(
+                &block, i as usize,
+            ))));
+        }
+        Ok(self
+            .pool
+            .get(&hash)
+            .map(|p| RpcTransaction(convert::rpc_pending_tx(&p.tx))))
+    }
+
+    async fn transaction_by_block_hash_and_index(
+        &self,
+        hash: B256,
+        index: Index,
+    ) -> JsonRpcResult<Option<Transaction>> {
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
+        let block = self.stored_block(n)?;
+        Ok(block
+            .filter(|b| index_of(index) < b.body.transactions.len())
+            .map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
+    }
+
+    async fn transaction_by_block_number_and_index(
+        &self,
+        tag: BlockNumberOrTag,
+        index: Index,
+    ) -> JsonRpcResult<Option<Transaction>> {
+        let block = self.block_for_tag(tag).await?;
+        Ok(block
+            .filter(|b| index_of(index) < b.body.transactions.len())
+            .map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
+    }
+
+    async fn transaction_receipt(&self, hash: B256) -> JsonRpcResult<Option<TransactionReceipt>> {
+        let chain = self.chain.clone();
+        let receipt = self
+            .bounded(move || {
+                let storage = chain.storage();
+                let Some((n, i)) = storage.tx_location(&hash)? else {
+                    return Ok(None);
+                };
+                let block = storage.block(n)?.ok_or(RpcError::HeaderNotFound)?;
+                let receipts = storage.receipts(n)?.unwrap_or_default();
+                Ok(convert::rpc_receipt_at(&block, &receipts, i as usize))
+            })
+            .await?;
+        Ok(receipt)
+    }
+
+    async fn block_receipts(
+        &self,
+        block: BlockId,
+    ) -> JsonRpcResult<Option<Vec<TransactionReceipt>>> {
+        let n = self.number_of(block)?;
+        let chain = self.chain.clone();
+        let receipts = self
+            .bounded(move || {
+                let storage = chain.storage();
+                let Some(block) = n.map(|n| storage.block(n)).transpose()?.flatten() else {
+                    return Ok(None);
+                };
+                let receipts = storage.receipts(block.header.number)?.unwrap_or_default();
+                Ok(Some(convert::rpc_receipts(&block, &receipts)))
+            })
+            .await?;
+        Ok(receipts)
+    }
+
+    async fn block_by_hash(&self, hash: B256, full: bool) -> JsonRpcResult<Option<Block>> {
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
+        Ok(self.stored_block(n)?.map(|b| convert::rpc_block(&b, full)))
+    }
+
+    async fn block_by_number(
+        &self,
+        tag: BlockNumberOrTag,
+        full: bool,
+    ) -> JsonRpcResult<Option<BlockOrPending>> {
+        let Some(block) = self.block_for_tag(tag).await? else {
+            return Ok(None);
+        };
+        let block = convert::rpc_block(&block, full);
+        if !tag.is_pending() {
+            return Ok(Some(BlockOrPending::Block(Box::new(block))));
+        }
+        // geth: the pending block has no hash, nonce or miner yet.
+        let mut v = serde_json::to_value(block).map_err(RpcError::Encode)?;
+        for key in ["hash", "nonce", "miner"] {
+            v[key] = serde_json::Value::Null;
+        }
+        Ok(Some(BlockOrPending::Pending(v)))
+    }
+
+    async fn block_transaction_count_by_hash(&self, hash: B256) -> JsonRpcResult<Option<U64>> {
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
+        Ok(self
+            .stored_block(n)?
+            .map(|b| U64::from(b.body.transactions.len())))
+    }
+
+    async fn block_transaction_count_by_number(
+        &self,
+        tag: BlockNumberOrTag,
+    ) -> JsonRpcResult<Option<U64>> {
+        Ok(self
+            .block_for_tag(tag)
+            .await?
+            .map(|b| U64::from(b.body.transactions.len())))
+    }
+
+    async fn uncle_count_by_block_hash(&self, hash: B256) -> JsonRpcResult<Option<U64>> {
+        let n = self
+            .chain
+            .storage()
+            .block_number(&hash)
+            .map_err(RpcError::from)?;
+        Ok(n.map(|_| U64::ZERO))
+    }
+
+    async fn uncle_count_by_block_number(
+        &self,
+        tag: BlockNumberOrTag,
+    ) -> JsonRpcResult<Option<U64>> {
+        Ok(self.chain.resolve_tag(tag).map(|_| U64::ZERO))
+    }
+
+    async fn gas_price(&self) -> JsonRpcResult<U256> {
+        let tip = self.suggested_tip().await?;
+        let head = self.chain.head();
+        let base = self.chain.spec().next_base_fee(&head.header);
+        Ok(U256::from(tip) + U256::from(base))
+    }
+
+    async fn max_priority_fee_per_gas(&self) -> JsonRpcResult<U256> {
+        Ok(U256::from(self.suggested_tip().await?))
+    }
+
+    async fn fee_history(
+        &self,
+        block_count: U64,
+        newest: BlockNumberOrTag,
+        percentiles: Option<Vec<f64>>,
+    ) -> JsonRpcResult<FeeHistory> {
+        let (pending, fees) = (self.pending.clone(), self.fees.clone());
+        let count = block_count.to::<u64>();
+        let history = self
+            .bounded(move || {
+                let pending = || pending.get();
+                Ok(fees.fee_history(count, newest, percentiles.as_deref(), pending)?)
+            })
+            .await?;
+        Ok(history)
+    }
+
+    async fn logs(&self, filter: Filter) -> JsonRpcResult<Vec<Log>> {
+        let logs = self.logs.clone();
+        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
+    }
+
+    async fn new_filter(&self, filter: Filter) -> JsonRpcResult<U256> {
+        let head = self.chain.head().header.number;
+        let (from, _) = self.logs.resolve_range(&filter).map_err(RpcError::from)?;
+        // Like geth, changes are the logs of blocks mined after the filter was installed
+        // (eth_getFilterLogs answers the whole range).
+        Ok(self.filters.install_logs(filter, from.max(head + 1))?)
+    }
+
+    async fn new_block_filter(&self) -> JsonRpcResult<U256> {
+        let next = self.chain.head().header.number + 1;
+        Ok(self.filters.install_blocks(next)?)
+    }
+
+    async fn new_pending_transaction_filter(&self) -> JsonRpcResult<U256> {
+        Ok(self.filters.install_pending(self.pool.subscribe())?)
+    }
+
+    async fn filter_changes(&self, id: U256) -> JsonRpcResult<FilterChanges> {
+        let (filters, chain, logs) = (self.filters.clone(), self.chain.clone(), self.logs.clone());
+        Ok(self
+            .bounded(move || filters.changes(&chain, &logs, id))
+            .await?)
+    }
+
+    async fn filter_logs(&self, id: U256) -> JsonRpcResult<Vec<Log>> {
+        let filter = self.filters.log_filter(id)?;
+        let logs = self.logs.clone();
+        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
+    }
+
+    async fn uninstall_filter(&self, id: U256) -> JsonRpcResult<bool> {
+        Ok(self.filters.uninstall(id))
+    }
+
+    async fn proof(
+        &self,
+        address: Address,
+        keys: Vec<B256>,
+        block: BlockId,
+    ) -> JsonRpcResult<EIP1186AccountProofResponse> {
+        let n = self.number_of(block)?.ok_or(RpcError::HeaderNotFound)?;
+        if keys.len() > MAX_PROOF_KEYS {
+            return Err(RpcError::LimitExceeded(format!(
+                "eth_getProof asks for {} storage keys; at most {MAX_PROOF_KEYS} are proved per request: split the keys over several calls",
+                keys.len()
+            ))
+            .into());
+        }
+        let chain = self.chain.clone();
+        Ok(self
+            .bounded(move || {
+                chain.storage().proof(address, &keys, n)?.map_err(|first| {
+                    RpcError::NotFound(format!(
+                        "no state proof for block {n}: this database keeps the trie history from block {first} (it was created by an older l2node); ask for block {first} or later"
+                    ))
+                })
+            })
+            .await?)
+    }
+}

@@ -1,0 +1,259 @@
+//! The `l2_` namespace (Karma-aware fees) and the `l2admin_` operator methods: thin handlers
+//! over the executor's estimate, the Karma service and the premium fee.
+
+use std::sync::Arc;
+
+use alloy_eips::BlockId;
+use alloy_primitives::{Address, U256, U64};
+use alloy_rpc_types_eth::{state::StateOverride, TransactionRequest};
+use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
+use l2node_api::{
+    types::{FeeState, KarmaStatus, KarmaTierInfo, L2GasEstimate},
+    L2AdminApiServer, L2ApiServer,
+};
+
+use super::{
+    error::{RpcError, RpcResult},
+    eth::EthRpc,
+};
+use l2node_node::chain::{Chain, NextBlock};
+use l2node_node::executor::{self, CallRequest};
+use l2node_node::fees::premium::PremiumQuote;
+use l2node_node::karma::{policy, Karma, SenderStatus};
+use l2node_node::pool::Pool;
+use l2node_storage::StateReader;
+use l2node_trie::state::DenyReason;
+
+impl EthRpc {
+    /// One `l2_estimateGas`: the gas limit of eth_estimateGas, then the fee fields of the
+    /// sender's Karma state at the next block.
+    async fn l2_estimate(
+        &self,
+        call: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+    ) -> RpcResult<L2GasEstimate> {
+        let from = call.from.ok_or_else(|| {
+            RpcError::InvalidParams(
+                "from is required: the Karma state of the sender selects the fees".into(),
+            )
+        })?;
+        let req = CallRequest {
+            tx: call,
+            state_overrides,
+            block_overrides: None,
+            gas_cap: self.cfg.gas_cap,
+        };
+        let next = self.chain.next_block();
+        let base_fee = U256::from(next.base_fee);
+        let Some(karma) = self.pool.karma().cloned() else {
+            // A chain without Karma: the standard fee, no gasless path.
+            let gas = self
+                .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
+                .await?;
+            return Ok(L2GasEstimate {
+                gas_limit: U64::from(gas),
+                base_fee_per_gas: base_fee,
+                priority_fee_per_gas: U256::from(self.suggested_tip().await?),
+            });
+        };
+        let (chain, pool) = (self.chain.clone(), self.pool.clone());
+        // One blocking job: the estimate, then the Karma lookup and the premium fee.
+        let (gas, priority) = self
+            .evm_call(block, move |at| {
+                let gas = executor::estimate_gas(at, &req)?;
+                let priority =
+                    karma_priority_fee(&chain, &pool, &karma, &next, &req.tx, from, gas)?;
+                Ok((gas, priority))
+            })
+            .await?;
+        Ok(L2GasEstimate {
+            gas_limit: U64::from(gas),
+            base_fee_per_gas: base_fee,
+            priority_fee_per_gas: U256::from(priority),
+        })
+    }
+
+    fn karma(&self) -> RpcResult<Arc<Karma>> {
+        self.pool.karma().cloned().ok_or(RpcError::NoKarma)
+    }
+}
+
+/// The priority fee of a transaction of `gas` from `from` in the next block: 0 when a free
+/// transaction of that gas would be admitted now (pool included), else the premium fee.
+fn karma_priority_fee(
+    chain: &Chain,
+    pool: &Pool,
+    karma: &Karma,
+    next: &NextBlock,
+    call: &TransactionRequest,
+    from: Address,
+    gas: u64,
+) -> RpcResult<u128> {
+    let state = chain.storage().state_at(Some(next.parent.header.number))?;
+    let status = karma.status_next(
+        &state,
+        next.parent.header.number,
+        next.parent.hash,
+        next.timestamp,
+        from,
+    )?;
+    let pending = pool.pending_units(&from, next.base_fee);
+    let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
+    if karma.admit_units(&status, pending, false, units).is_ok() {
+        return Ok(0);
+    }
+    let nonce = match pool.pending_nonce(from) {
+        Some(n) => n,
+        None => state.account(from)?.map_or(0, |a| a.nonce),
+    };
+    let quote = PremiumQuote {
+        karma: karma.ledger().config(),
+        head_extra_data: &next.parent.header.extra_data,
+        chain_id: next.chain_id,
+    };
+    Ok(quote.priority_fee(call, from, nonce, gas))
+}
+
+/// The answer of `l2_getKarmaStatus` for `status` with `pending` units in the pool.
+fn karma_status(karma: &Karma, status: &SenderStatus, pending: u64) -> KarmaStatus {
+    let st = &status.state;
+    let used = st.usage.used.saturating_add(pending);
+    let quota = st.quota();
+    // Gasless when a one-unit free transaction would be admitted now.
+    let gasless = karma.admit_units(status, pending, false, 1).is_ok();
+    let (id, name, per_epoch) = status
+        .tier
+        .as_ref()
+        .map_or((0, "none".to_owned(), 0), |(i, t)| {
+            (*i, t.name.clone(), t.tx_per_epoch)
+        });
+    KarmaStatus {
+        karma: status.balance,
+        tier: KarmaTierInfo {
+            id: U64::from(id),
+            name,
+            tx_per_epoch: U64::from(per_epoch),
+        },
+        quota: U64::from(quota),
+        used: U64::from(used),
+        remaining: U64::from(quota.saturating_sub(used)),
+        epoch: U64::from(st.epoch),
+        epoch_ends_at: U64::from(status.epoch_ends_at),
+        denied: st.deny.is_some(),
+        deny_reason: st.deny.map(|d| {
+            match d.reason {
+                DenyReason::QuotaExceeded => "quotaExceeded",
+                DenyReason::RlnViolation => "rlnViolation",
+                DenyReason::Operator => "operator",
+            }
+            .to_owned()
+        }),
+        denied_until: st.deny.map(|d| {
+            U64::from(if d.until_epoch == u64::MAX {
+                u64::MAX
+            } else {
+                karma.ledger().epochs().ends_at(d.until_epoch)
+            })
+        }),
+        fee_state: if gasless {
+            FeeState::Gasless
+        } else {
+            FeeState::Premium
+        },
+    }
+}
+
+#[async_trait]
+impl L2ApiServer for EthRpc {
+    async fn estimate_gas(
+        &self,
+        call: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+    ) -> JsonRpcResult<L2GasEstimate> {
+        Ok(self.l2_estimate(call, block, state_overrides).await?)
+    }
+
+    async fn linea_estimate_gas(
+        &self,
+        call: TransactionRequest,
+        block: Option<BlockId>,
+        state_overrides: Option<StateOverride>,
+    ) -> JsonRpcResult<L2GasEstimate> {
+        Ok(self.l2_estimate(call, block, state_overrides).await?)
+    }
+
+    async fn karma_status(
+        &self,
+        address: Address,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<KarmaStatus> {
+        let karma = self.karma()?;
+        let id = block.unwrap_or(BlockId::latest());
+        let latest = matches!(id, BlockId::Number(tag) if tag.is_latest() || tag.is_pending());
+        let (state, header) = self.state_for(Some(id))?;
+        let (chain, pool) = (self.chain.clone(), self.pool.clone());
+        let status = self
+            .bounded(move || {
+                // latest / pending: what the next transaction would meet (the next block, pool
+                // included); an older block: as of that block, in its epoch.
+                let (timestamp, pending) = if latest {
+                    let next = chain.next_block();
+                    (next.timestamp, pool.pending_units(&address, next.base_fee))
+                } else {
+                    (header.timestamp, 0)
+                };
+                let status = karma.status_next(
+                    &state,
+                    header.number,
+                    header.hash_slow(),
+                    timestamp,
+                    address,
+                )?;
+                Ok(karma_status(&karma, &status, pending))
+            })
+            .await?;
+        Ok(status)
+    }
+}
+
+/// The `l2admin_` handlers.
+#[derive(Debug, Clone)]
+pub(super) struct L2AdminRpc {
+    /// The Karma service (`None` on a chain without Karma: every method says so).
+    pub(super) karma: Option<Arc<Karma>>,
+}
+
+impl L2AdminRpc {
+    fn karma(&self) -> RpcResult<&Karma> {
+        self.karma.as_deref().ok_or(RpcError::NoKarma)
+    }
+}
+
+#[async_trait]
+impl L2AdminApiServer for L2AdminRpc {
+    async fn add_to_deny_list(
+        &self,
+        address: Address,
+        until_epoch: Option<U64>,
+    ) -> JsonRpcResult<bool> {
+        let karma = self.karma()?;
+        Ok(karma
+            .set_operator_denied(address, until_epoch.map(|e| e.to::<u64>()), false)
+            .map_err(RpcError::from)?)
+    }
+
+    async fn remove_from_deny_list(&self, address: Address) -> JsonRpcResult<bool> {
+        let karma = self.karma()?;
+        Ok(karma
+            .set_operator_denied(address, None, true)
+            .map_err(RpcError::from)?)
+    }
+
+    async fn set_kill_switch(&self, on: bool) -> JsonRpcResult<bool> {
+        let karma = self.karma()?;
+        karma.set_kill_switch(on);
+        Ok(karma.gasless_enabled())
+    }
+}

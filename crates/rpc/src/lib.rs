@@ -1,0 +1,221 @@
+//! The JSON-RPC layer: transports and limits (`server`, `middleware`) and thin method handlers
+//! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
+
+mod accept;
+mod convert;
+mod dashboard;
+mod debug;
+pub mod error;
+mod eth;
+mod filters;
+pub mod http_layer;
+mod l2;
+pub mod middleware;
+mod misc;
+mod otterscan;
+mod params;
+mod pubsub;
+pub mod server;
+mod ws_filter;
+
+use std::sync::Arc;
+
+use jsonrpsee::RpcModule;
+use l2node_api::{
+    AdminApiServer, DebugApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer,
+    L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TraceApiServer, TxpoolApiServer,
+    Web3ApiServer,
+};
+
+use l2node_node::chain::Chain;
+use l2node_node::constants;
+use l2node_node::p2p::NetStatus;
+use l2node_node::pool::Pool;
+
+pub use eth::EthRpc;
+pub use server::{start_rpc_servers, RpcServerConfig, RpcServerError, RpcServerHandle};
+
+/// Method-level limits.
+#[derive(Debug, Clone)]
+pub struct RpcConfig {
+    /// Gas cap of eth_call / eth_estimateGas.
+    pub gas_cap: u64,
+    /// Concurrent EVM jobs.
+    pub evm_concurrency: usize,
+    /// Largest eth_getLogs range (0 = unlimited).
+    pub max_logs_range: u64,
+    /// Most logs per eth_getLogs answer (0 = unlimited).
+    pub max_logs_per_response: usize,
+    /// Idle filters expire after this many seconds.
+    pub filter_timeout_secs: u64,
+    /// Most polling filters installed at once.
+    pub max_filters: usize,
+    /// The sequencer's sealing address (`eth_coinbase`); `None` on a node that does not seal.
+    pub coinbase: Option<alloy_primitives::Address>,
+}
+
+impl Default for RpcConfig {
+    fn default() -> Self {
+        Self {
+            gas_cap: constants::DEFAULT_RPC_GAS_CAP,
+            evm_concurrency: constants::rpc_evm_concurrency(),
+            max_logs_range: constants::MAX_LOGS_RANGE,
+            max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
+            filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,
+            max_filters: constants::MAX_FILTERS,
+            coinbase: None,
+        }
+    }
+}
+
+/// A JSON-RPC namespace: `--rpc-http-api` / `--rpc-ws-api` choose which each transport serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Namespace {
+    /// `eth_` (with `eth_subscribe` on WebSocket).
+    Eth,
+    /// `net_`.
+    Net,
+    /// `web3_`.
+    Web3,
+    /// `txpool_`: the pool's contents, for operators (off by default, like Besu's TXPOOL).
+    Txpool,
+    /// `l2_` (and `linea_estimateGas`): Karma-aware fees.
+    L2,
+    /// `debug_`: raw encodings of blocks, headers, receipts and transactions (off by default,
+    /// like geth's and Besu's DEBUG).
+    Debug,
+    /// `trace_`: Parity-style traces (off by default, like Besu's TRACE).
+    Trace,
+    /// `ots_`: Otterscan's API (off by default, like Erigon's OTS).
+    Ots,
+    /// `admin_`: peers and this node's network identity, for operators (off by default, like
+    /// geth's and Besu's ADMIN).
+    Admin,
+    /// `l2admin_`: the Karma operator controls (off by default; see the README before
+    /// exposing it).
+    L2admin,
+}
+
+impl Namespace {
+    /// Every namespace the node has.
+    pub const ALL: [Namespace; 10] = [
+        Self::Eth,
+        Self::Net,
+        Self::Web3,
+        Self::Txpool,
+        Self::L2,
+        Self::L2admin,
+        Self::Admin,
+        Self::Debug,
+        Self::Trace,
+        Self::Ots,
+    ];
+
+    /// The method-name prefix (`eth` for `eth_call`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::Eth => "eth",
+            Self::Net => "net",
+            Self::Web3 => "web3",
+            Self::Txpool => "txpool",
+            Self::L2 => "l2",
+            Self::L2admin => "l2admin",
+            Self::Admin => "admin",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+            Self::Ots => "ots",
+        }
+    }
+
+    /// The namespace of a method name.
+    pub fn of(method: &str) -> Option<Self> {
+        let prefix = method.split('_').next()?;
+        if prefix == "linea" {
+            return Some(Self::L2);
+        }
+        Self::ALL.into_iter().find(|n| n.prefix() == prefix)
+    }
+
+    /// The defaults of [`constants::DEFAULT_RPC_APIS`].
+    pub fn defaults() -> Vec<Self> {
+        constants::DEFAULT_RPC_APIS
+            .iter()
+            .map(|n| n.parse().expect("valid default"))
+            .collect()
+    }
+}
+
+impl std::str::FromStr for Namespace {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG, TRACE, OTS")
+            })
+    }
+}
+
+impl std::fmt::Display for Namespace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.prefix().to_ascii_uppercase())
+    }
+}
+
+/// Every namespace merged into one module; each server serves the namespaces enabled for it.
+pub fn build_module(
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    net: Arc<NetStatus>,
+    cfg: RpcConfig,
+) -> RpcModule<()> {
+    let mut module = RpcModule::new(());
+    let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
+    module
+        .merge(DebugApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(TraceApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(OtsApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(RpcApiServer::into_rpc(debug::RpcModules(
+            Namespace::ALL.to_vec(),
+        )))
+        .expect("unique names");
+    module
+        .merge(L2ApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(EthApiServer::into_rpc(eth))
+        .expect("unique names");
+    module
+        .merge(
+            l2::L2AdminRpc {
+                karma: pool.karma().cloned(),
+            }
+            .into_rpc(),
+        )
+        .expect("unique names");
+    module
+        .merge(pubsub::PubSubRpc::new(chain.clone(), pool.clone(), net.clone()).into_rpc())
+        .expect("unique names");
+    let net = misc::NetRpc { chain, net };
+    module
+        .merge(AdminApiServer::into_rpc(net.clone()))
+        .expect("unique names");
+    module
+        .merge(NetApiServer::into_rpc(net.clone()))
+        .expect("unique names");
+    module
+        .merge(Web3ApiServer::into_rpc(net))
+        .expect("unique names");
+    module
+        .merge(misc::TxpoolRpc { pool }.into_rpc())
+        .expect("unique names");
+    module
+}

@@ -1,0 +1,379 @@
+//! JSON-level RPC middleware: batch limit, response-size errors and subscriptions over HTTP.
+//!
+//! jsonrpsee 0.26 gets these subtly different from geth and the interface document, so this
+//! layer wraps jsonrpsee's `RpcService` and answers them itself:
+//! - a batch over the limit gets ONE `-32005` error object (jsonrpsee: `-32010`); jsonrpsee's own
+//!   batch limit is set to unlimited so that only this check applies;
+//! - an empty batch gets one `-32600` object, not an array;
+//! - an oversized response gets `-32005` naming the limit (jsonrpsee: `-32008`/`-32011`);
+//! - a subscription method called over HTTP gets `-32601` naming WebSocket (jsonrpsee: `-32603`);
+//! - `ws_filter`'s stand-in for a WebSocket message over the limit gets `-32005` naming the limit
+//!   and its flag (jsonrpsee: `-32007`).
+//!
+//! Batches are executed here rather than by the inner service so that every call in a batch goes
+//! through the same rules as a single call.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+
+use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
+use jsonrpsee::core::server::{BatchResponseBuilder, MethodCallback, MethodResponse, Methods};
+use jsonrpsee::types::error::{OVERSIZED_RESPONSE_CODE, TOO_BIG_BATCH_RESPONSE_CODE};
+use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
+use l2node_api::error as code;
+
+use super::error::RpcError;
+
+/// Which transport a server speaks; decides whether subscriptions are available.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// HTTP POST: calls only.
+    Http,
+    /// WebSocket: calls and subscriptions.
+    Ws,
+}
+
+/// Settings shared by every connection of one server.
+#[derive(Debug)]
+struct Rules {
+    transport: Transport,
+    max_batch_size: Option<usize>,
+    max_response_body: u32,
+    /// Subscribe and unsubscribe methods of the module: refused over HTTP.
+    subscription_methods: HashSet<String>,
+    /// Subscribe methods only: refused inside a WS batch, where jsonrpsee would answer them twice
+    /// (once alone through the subscription sink, once in the batch array).
+    subscribe_methods: HashSet<String>,
+    /// Where to point HTTP users who try to subscribe, e.g. `ws://127.0.0.1:8546`.
+    ws_url: Option<String>,
+    /// Methods the node has but this server does not serve, and the flag that enables them.
+    disabled: HashSet<String>,
+    api_flag: &'static str,
+    /// WebSocket: the largest message, named when `ws_filter` stands in for a larger one.
+    ws_max_message: u32,
+}
+
+/// `tower::Layer` installing [`WireRules`] around jsonrpsee's RPC service.
+#[derive(Debug, Clone)]
+pub struct WireRulesLayer {
+    rules: Arc<Rules>,
+}
+
+impl WireRulesLayer {
+    /// Rules for one server. `max_batch_size` follows the flag: 1, 0 and negative mean unlimited.
+    /// `ws_url` is the WebSocket endpoint named in the error for subscriptions over HTTP (`None`
+    /// when WebSocket is disabled).
+    pub fn new(
+        transport: Transport,
+        methods: &Methods,
+        max_batch_size: i64,
+        max_response_body: u32,
+        ws_url: Option<String>,
+    ) -> Self {
+        let subscription_methods = methods
+            .method_names()
+            .filter(|name| {
+                matches!(
+                    methods.method(name),
+                    Some(MethodCallback::Subscription(_) | MethodCallback::Unsubscription(_))
+                )
+            })
+            .map(str::to_owned)
+            .collect();
+        let subscribe_methods = methods
+            .method_names()
+            .filter(|name| matches!(methods.method(name), Some(MethodCallback::Subscription(_))))
+            .map(str::to_owned)
+            .collect();
+        Self {
+            rules: Arc::new(Rules {
+                transport,
+                max_batch_size: effective_batch_limit(max_batch_size),
+                max_response_body,
+                subscription_methods,
+                subscribe_methods,
+                ws_url,
+                disabled: HashSet::new(),
+                api_flag: "",
+                ws_max_message: 0,
+            }),
+        }
+    }
+}
+
+impl WireRulesLayer {
+    /// Names `flag` in the answer to a method of `all` that `served` leaves out.
+    pub fn with_disabled(mut self, all: &Methods, served: &Methods, flag: &'static str) -> Self {
+        let rules = Arc::get_mut(&mut self.rules).expect("not shared yet");
+        rules.disabled = all
+            .method_names()
+            .filter(|name| served.method(name).is_none())
+            .map(str::to_owned)
+            .collect();
+        rules.api_flag = flag;
+        self
+    }
+}
+
+impl WireRulesLayer {
+    /// WebSocket: answers `ws_filter`'s stand-in for an oversized message with `-32005` naming
+    /// `limit`.
+    pub fn with_ws_max_message(mut self, limit: u32) -> Self {
+        Arc::get_mut(&mut self.rules)
+            .expect("not shared yet")
+            .ws_max_message = limit;
+        self
+    }
+}
+
+/// The batch limit a flag value means: `None` (unlimited) for 1, 0 and negative values.
+pub fn effective_batch_limit(max_batch_size: i64) -> Option<usize> {
+    (max_batch_size > 1).then(|| usize::try_from(max_batch_size).unwrap_or(usize::MAX))
+}
+
+impl<S> tower::Layer<S> for WireRulesLayer {
+    type Service = WireRules<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        WireRules {
+            inner,
+            rules: self.rules.clone(),
+        }
+    }
+}
+
+/// RPC middleware applying the wire rules of this module; see the module docs.
+#[derive(Debug, Clone)]
+pub struct WireRules<S> {
+    inner: S,
+    rules: Arc<Rules>,
+}
+
+impl<S> WireRules<S> {
+    /// `-32601` naming the flag for a method of a namespace this server does not serve.
+    fn not_enabled(&self, method: &str) -> Option<ErrorObjectOwned> {
+        if !self.rules.disabled.contains(method) {
+            return None;
+        }
+        // The namespace's flag name (`linea_estimateGas` belongs to L2).
+        let namespace = super::Namespace::of(method).map_or_else(
+            || {
+                method
+                    .split('_')
+                    .next()
+                    .unwrap_or(method)
+                    .to_ascii_uppercase()
+            },
+            |n| n.to_string(),
+        );
+        Some(
+            RpcError::MethodNotFound(format!(
+                "{method} is not enabled on this server: add {namespace} to {}",
+                self.rules.api_flag
+            ))
+            .into(),
+        )
+    }
+
+    /// `-32005` for `ws_filter`'s stand-in of a WebSocket message over the limit.
+    fn message_too_large(&self, method: &str) -> Option<ErrorObjectOwned> {
+        if self.rules.transport != Transport::Ws || method != super::ws_filter::OVERSIZED_METHOD {
+            return None;
+        }
+        Some(
+            RpcError::LimitExceeded(format!(
+                "WebSocket message exceeds the max message size of {} bytes \
+                 (--rpc-ws-max-frame-size); send smaller requests or batches",
+                self.rules.ws_max_message
+            ))
+            .into(),
+        )
+    }
+
+    fn subscription_over_http(&self, method: &str) -> Option<ErrorObjectOwned> {
+        if self.rules.transport != Transport::Http
+            || !self.rules.subscription_methods.contains(method)
+        {
+            return None;
+        }
+        let target = match &self.rules.ws_url {
+            Some(url) => format!("({url})"),
+            None => "(enable one with --rpc-ws-enabled)".to_owned(),
+        };
+        Some(
+            RpcError::MethodNotFound(format!(
+                "{method} needs a WebSocket connection {target}; HTTP has no subscriptions \
+                 — use eth_newFilter/eth_getFilterChanges to poll instead"
+            ))
+            .into(),
+        )
+    }
+}
+
+/// `-32005` for a response larger than `--rpc-max-response-body` allows.
+fn response_too_large(limit: u32) -> ErrorObjectOwned {
+    RpcError::LimitExceeded(format!(
+        "Response exceeds the max response body size of {limit} bytes"
+    ))
+    .into()
+}
+
+/// `-32600` for a subscribe call inside a WS batch: jsonrpsee would send its answer twice.
+fn subscribe_in_batch(req: Request<'_>) -> MethodResponse {
+    let err = RpcError::InvalidRequest(format!(
+        "{} cannot be part of a batch; send it as a single request",
+        req.method_name()
+    ));
+    MethodResponse::error(req.id.clone().into_owned(), ErrorObjectOwned::from(err))
+        .with_extensions(req.extensions.clone())
+}
+
+/// Replaces jsonrpsee's oversized-response error (`-32008`) by ours, keeping the request id.
+fn rewrite_oversized(rp: MethodResponse, limit: u32) -> MethodResponse {
+    if rp.as_error_code() != Some(OVERSIZED_RESPONSE_CODE) {
+        return rp;
+    }
+    // `InvalidRequest` is jsonrpsee's "object with just an id": the cheapest way to read it back.
+    let id = serde_json::from_str::<jsonrpsee::types::InvalidRequest<'_>>(rp.as_json().get())
+        .map(|r| r.id.into_owned())
+        .unwrap_or(Id::Null);
+    let extensions = rp.extensions().clone();
+    MethodResponse::error(id, response_too_large(limit)).with_extensions(extensions)
+}
+
+/// Replaces jsonrpsee's bare "Invalid params" by a message naming the argument and the format
+/// it needs (see `params.rs`), keeping the serde detail.
+fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> MethodResponse {
+    if rp.as_error_code() != Some(code::INVALID_PARAMS) {
+        return rp;
+    }
+    let parsed: Result<jsonrpsee::types::Response<'_, serde_json::Value>, _> =
+        serde_json::from_str(rp.as_json().get());
+    let Ok(response) = parsed else { return rp };
+    let jsonrpsee::types::ResponsePayload::Error(err) = &response.payload else {
+        return rp;
+    };
+    if err.message() != jsonrpsee::types::error::INVALID_PARAMS_MSG {
+        return rp; // a handler's own message already names the problem
+    }
+    let Some(message) = super::params::explain(method, params) else {
+        return rp;
+    };
+    let id = response.id.clone().into_owned();
+    let extensions = rp.extensions().clone();
+    MethodResponse::error(id, ErrorObjectOwned::from(RpcError::InvalidParams(message)))
+        .with_extensions(extensions)
+}
+
+impl<S> RpcServiceT for WireRules<S>
+where
+    S: RpcServiceT<
+            MethodResponse = MethodResponse,
+            BatchResponse = MethodResponse,
+            NotificationResponse = MethodResponse,
+        > + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    type MethodResponse = MethodResponse;
+    type BatchResponse = MethodResponse;
+    type NotificationResponse = MethodResponse;
+
+    fn call<'a>(&self, req: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
+        let refusal = self
+            .not_enabled(&req.method)
+            .or_else(|| self.subscription_over_http(&req.method))
+            .or_else(|| self.message_too_large(&req.method))
+            .map(|err| {
+                MethodResponse::error(req.id.clone().into_owned(), err)
+                    .with_extensions(req.extensions.clone())
+            });
+        let inner = self.inner.clone();
+        let limit = self.rules.max_response_body;
+        // Cheap clones: both borrow from the request body.
+        let (method, params) = (req.method.clone(), req.params.clone());
+        async move {
+            match refusal {
+                Some(rp) => rp,
+                None => {
+                    let started = std::time::Instant::now();
+                    let rp = rewrite_oversized(inner.call(req).await, limit);
+                    l2node_node::metrics::rpc_call(&method, started.elapsed());
+                    name_bad_param(rp, &method, params.as_deref().map(|p| p.get()))
+                }
+            }
+        }
+    }
+
+    fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
+        let this = self.clone();
+        async move {
+            if batch.is_empty() {
+                let err = RpcError::InvalidRequest("Invalid request".into());
+                return MethodResponse::error(Id::Null, ErrorObjectOwned::from(err));
+            }
+            if let Some(limit) = this.rules.max_batch_size {
+                if batch.len() > limit {
+                    let err = ErrorObjectOwned::from(RpcError::BatchTooLarge { limit });
+                    return MethodResponse::error(Id::Null, err);
+                }
+            }
+            let limit = this.rules.max_response_body;
+            let mut responses = BatchResponseBuilder::new_with_limit(limit as usize);
+            let mut got_notification = false;
+            for entry in batch {
+                let rp = match entry {
+                    Ok(BatchEntry::Call(req))
+                        if this.rules.transport == Transport::Ws
+                            && this.rules.subscribe_methods.contains(req.method_name()) =>
+                    {
+                        subscribe_in_batch(req)
+                    }
+                    Ok(BatchEntry::Call(req)) => this.call(req).await,
+                    Ok(BatchEntry::Notification(n)) => {
+                        got_notification = true;
+                        this.inner.notification(n).await;
+                        continue;
+                    }
+                    Err(err) => {
+                        let (err, id) = err.into_parts();
+                        MethodResponse::error(id, err)
+                    }
+                };
+                if let Err(err) = responses.append(rp) {
+                    debug_assert_eq!(err.as_error_code(), Some(TOO_BIG_BATCH_RESPONSE_CODE));
+                    return MethodResponse::error(Id::Null, response_too_large(limit));
+                }
+            }
+            if responses.is_empty() && got_notification {
+                // Nothing to answer: HTTP sends an empty body, WebSocket sends nothing.
+                MethodResponse::notification()
+            } else {
+                MethodResponse::from_batch(responses.finish())
+            }
+        }
+    }
+
+    fn notification<'a>(
+        &self,
+        n: Notification<'a>,
+    ) -> impl Future<Output = MethodResponse> + Send + 'a {
+        self.inner.notification(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_limit_of_one_zero_or_negative_is_unlimited() {
+        assert_eq!(effective_batch_limit(1), None);
+        assert_eq!(effective_batch_limit(0), None);
+        assert_eq!(effective_batch_limit(-1), None);
+        assert_eq!(effective_batch_limit(2), Some(2));
+        assert_eq!(effective_batch_limit(1024), Some(1024));
+    }
+}

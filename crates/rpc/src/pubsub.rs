@@ -1,0 +1,170 @@
+//! eth_subscribe over WebSocket: newHeads, logs, newPendingTransactions and syncing.
+//!
+//! Each subscription reads from a bounded broadcast channel; a subscriber that falls more than
+//! the buffer behind is closed (and the reason logged) so it can never slow block production.
+
+use std::sync::Arc;
+
+use alloy_rpc_types_eth::Filter;
+use jsonrpsee::{
+    core::{async_trait, SubscriptionResult},
+    types::ErrorObjectOwned,
+    PendingSubscriptionSink, SubscriptionMessage, SubscriptionSink,
+};
+use l2node_api::{types::Syncing, EthPubSubApiServer};
+use serde::Serialize;
+use tokio::sync::{
+    broadcast::{self, error::RecvError},
+    watch,
+};
+
+use super::{convert, error::RpcError};
+use l2node_node::chain::Chain;
+use l2node_node::logs::collect_block_logs;
+use l2node_node::p2p::NetStatus;
+use l2node_node::pool::Pool;
+
+/// The pub/sub handlers.
+pub(super) struct PubSubRpc {
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    net: Arc<NetStatus>,
+}
+
+impl PubSubRpc {
+    /// Handlers over a chain, a pool and the peer-to-peer status.
+    pub(super) fn new(chain: Arc<Chain>, pool: Arc<Pool>, net: Arc<NetStatus>) -> Self {
+        Self { chain, pool, net }
+    }
+}
+
+fn bad_params(msg: String) -> ErrorObjectOwned {
+    RpcError::InvalidParams(msg).into()
+}
+
+#[async_trait]
+impl EthPubSubApiServer for PubSubRpc {
+    async fn subscribe_to(
+        &self,
+        pending: PendingSubscriptionSink,
+        kind: String,
+        params: Option<serde_json::Value>,
+    ) -> SubscriptionResult {
+        match kind.as_str() {
+            "newHeads" => {
+                let rx = self.chain.subscribe();
+                let sink = pending.accept().await?;
+                tokio::spawn(forward(sink, rx, |b: Arc<l2node_node::chain::NewBlock>| {
+                    vec![convert::rpc_header(&b.block)]
+                }));
+            }
+            "logs" => {
+                let filter: Filter = match params {
+                    None | Some(serde_json::Value::Null) => Filter::default(),
+                    Some(v) => match serde_json::from_value(v) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            pending
+                                .reject(bad_params(format!("invalid logs filter object: {e}")))
+                                .await;
+                            return Ok(());
+                        }
+                    },
+                };
+                let rx = self.chain.subscribe();
+                let sink = pending.accept().await?;
+                tokio::spawn(forward(
+                    sink,
+                    rx,
+                    move |b: Arc<l2node_node::chain::NewBlock>| {
+                        let mut out = Vec::new();
+                        if filter.matches_bloom(b.block.header.logs_bloom) {
+                            collect_block_logs(&filter, &b.block, &b.receipts, &mut out);
+                        }
+                        out
+                    },
+                ));
+            }
+            "newPendingTransactions" => {
+                let rx = self.pool.subscribe();
+                let sink = pending.accept().await?;
+                tokio::spawn(forward(sink, rx, |h| vec![h]));
+            }
+            "syncing" => {
+                let rx = self.net.watch_sync();
+                let sink = pending.accept().await?;
+                tokio::spawn(forward_sync(sink, rx, self.chain.clone()));
+            }
+            other => {
+                pending
+                    .reject(bad_params(format!(
+                        "unsupported subscription \"{other}\": use newHeads, logs, newPendingTransactions or syncing"
+                    )))
+                    .await;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `syncing` subscription, as geth sends it: `{"syncing": true, "status": {..}}` when a sync
+/// starts and `false` when it ends.
+async fn forward_sync(
+    sink: SubscriptionSink,
+    mut rx: watch::Receiver<Option<l2node_node::p2p::SyncProgress>>,
+    chain: Arc<Chain>,
+) {
+    let mut syncing = rx.borrow_and_update().is_some();
+    loop {
+        tokio::select! {
+            _ = sink.closed() => return,
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let progress = *rx.borrow_and_update();
+                // Only a start or an end is news (progress is what eth_syncing is for).
+                if progress.is_some() == syncing {
+                    continue;
+                }
+                syncing = progress.is_some();
+                let out = match convert::sync_status(progress, chain.head().header.number) {
+                    Syncing::Progress(p) => serde_json::json!({ "syncing": true, "status": p }),
+                    Syncing::No => serde_json::Value::Bool(false),
+                };
+                let Ok(msg) = SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &out) else { continue };
+                if sink.send(msg).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Sends each item `map` makes of each message until the client leaves or falls behind.
+async fn forward<T: Clone, I: Serialize>(
+    sink: SubscriptionSink,
+    mut rx: broadcast::Receiver<T>,
+    mut map: impl FnMut(T) -> Vec<I> + Send,
+) {
+    loop {
+        tokio::select! {
+            _ = sink.closed() => return,
+            msg = rx.recv() => match msg {
+                Ok(item) => {
+                    for out in map(item) {
+                        let Ok(msg) = SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &out) else { continue };
+                        if sink.send(msg).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(target: "l2node::rpc", subscription = ?sink.subscription_id(), missed = n, "closing subscription: the client fell too far behind");
+                    return;
+                }
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }
+}

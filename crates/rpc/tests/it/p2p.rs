@@ -1,0 +1,324 @@
+//! The network: followers sync and follow a sequencer over libp2p, transactions sent to a
+//! follower reach the sequencer, invalid blocks are refused and their sender dropped.
+
+use std::{path::Path, time::Duration};
+
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_primitives::{Bytes, B256, U256};
+use alloy_rlp::{Decodable, Encodable};
+use alloy_signer_local::PrivateKeySigner;
+use jsonrpsee::{
+    core::client::{ClientT, SubscriptionClientT},
+    rpc_params,
+    ws_client::WsClientBuilder,
+};
+use l2node_launch::NodeConfig;
+use l2node_node::chain::clique;
+use l2node_node::dev;
+use l2node_node::p2p::{Multiaddr, P2pConfig};
+
+use crate::common::{account, dev_config, transfer, TestNode};
+
+fn p2p_config(dir: &Path, port: u16, bootnodes: Vec<Multiaddr>, sequencer: bool) -> P2pConfig {
+    P2pConfig {
+        host: "127.0.0.1".parse().unwrap(),
+        port,
+        bootnodes,
+        max_peers: 25,
+        key_path: l2node_launch::p2p_key_path(dir),
+        sequencer,
+    }
+}
+
+/// A dev sequencer (mining on each transaction) with peer-to-peer on `port`.
+async fn sequencer_in(dir: tempfile::TempDir, port: u16) -> TestNode {
+    let mut cfg = dev_config(dir.path(), Duration::ZERO);
+    cfg.p2p = Some(p2p_config(dir.path(), port, vec![], true));
+    TestNode::start_in(dir, cfg).await
+}
+
+fn follower_config(dir: &Path, bootnodes: Vec<Multiaddr>) -> NodeConfig {
+    let mut cfg = dev_config(dir, Duration::ZERO);
+    cfg.signer = None;
+    cfg.karma.slasher = None;
+    cfg.p2p = Some(p2p_config(dir, 0, bootnodes, false));
+    cfg
+}
+
+async fn follower(boot: &TestNode) -> TestNode {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = follower_config(dir.path(), vec![addr(boot)]);
+    TestNode::start_in(dir, cfg).await
+}
+
+fn addr(node: &TestNode) -> Multiaddr {
+    node.handle
+        .as_ref()
+        .unwrap()
+        .p2p
+        .as_ref()
+        .unwrap()
+        .local_addr()
+        .clone()
+}
+
+fn chain(node: &TestNode) -> &l2node_node::chain::Chain {
+    &node.handle.as_ref().unwrap().chain
+}
+
+/// Sends `n` transfers from dev account `from` starting at `nonce` and waits for the last one.
+async fn mine(node: &TestNode, from: usize, nonce: u64, n: u64) {
+    let key = account(from);
+    let mut last = B256::ZERO;
+    for i in 0..n {
+        last = node
+            .request(
+                "eth_sendRawTransaction",
+                rpc_params![transfer(
+                    &key,
+                    nonce + i,
+                    dev::dev_accounts()[9].address(),
+                    1
+                )],
+            )
+            .await;
+    }
+    node.wait_receipt(last).await;
+}
+
+async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Every block hash and state root of `a` and `b` are equal, and so are the heads.
+fn assert_same_chain(a: &TestNode, b: &TestNode) {
+    let (a, b) = (chain(a), chain(b));
+    assert_eq!(a.head().hash, b.head().hash);
+    for n in 0..=a.head().header.number {
+        let (x, y) = (
+            a.storage().header(n).unwrap().unwrap(),
+            b.storage().header(n).unwrap().unwrap(),
+        );
+        assert_eq!(x.hash_slow(), y.hash_slow(), "block {n}");
+        assert_eq!(x.state_root, y.state_root, "state root {n}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn followers_sync_then_follow_gossip_and_forward_transactions() {
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), 0).await;
+    mine(&seq, 0, 0, 5).await;
+    // Started after 5 blocks: it syncs them by range, then follows gossip.
+    let f1 = follower(&seq).await;
+    let f2 = follower(&seq).await;
+    let head = seq.block_number().await;
+    wait_for("followers to sync", || {
+        chain(&f1).head().header.number == head && chain(&f2).head().header.number == head
+    })
+    .await;
+    mine(&seq, 1, 0, 3).await;
+    let head = seq.block_number().await;
+    wait_for("gossip", || {
+        chain(&f1).head().header.number == head && chain(&f2).head().header.number == head
+    })
+    .await;
+
+    // A transaction sent to a follower: validated there, gossiped, sealed by the sequencer,
+    // and its receipt served by the follower.
+    let hash: B256 = f1
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(2), 0, account(9).address(), 7)],
+        )
+        .await;
+    let receipt = f1.wait_receipt(hash).await;
+    assert_eq!(receipt["status"], "0x1");
+    let head = seq.block_number().await;
+    wait_for("the follower's transaction on every node", || {
+        chain(&f2).head().header.number == head
+    })
+    .await;
+    // An invalid transaction gets the same answer on a follower as on the sequencer.
+    let err = f1
+        .http
+        .request::<B256, _>(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(2), 0, account(9).address(), 7)],
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("nonce too low"), "{err}");
+
+    assert_same_chain(&seq, &f1);
+    assert_same_chain(&seq, &f2);
+    let peers: U256 = seq.request("net_peerCount", rpc_params![]).await;
+    assert_eq!(peers, U256::from(2));
+    let peers: U256 = f1.request("net_peerCount", rpc_params![]).await;
+    assert_eq!(peers, U256::from(1));
+    let listening: bool = f1.request("net_listening", rpc_params![]).await;
+    assert!(listening);
+    let syncing: serde_json::Value = f1.request("eth_syncing", rpc_params![]).await;
+    assert_eq!(syncing, false);
+    let admin: Vec<serde_json::Value> = f1.request("admin_peers", rpc_params![]).await;
+    assert_eq!(admin.len(), 1);
+    assert_eq!(admin[0]["network"]["static"], true);
+    assert!(admin[0]["enode"].as_str().unwrap().contains("/p2p/12D3"));
+    let info: serde_json::Value = seq.request("admin_nodeInfo", rpc_params![]).await;
+    assert_eq!(info["enode"], addr(&seq).to_string());
+    assert_eq!(info["protocols"]["l2node"]["headNumber"], head);
+
+    // A follower stopped mid-chain resumes from its own storage after a restart.
+    let dir = f2.stop().await;
+    mine(&seq, 3, 0, 4).await;
+    let cfg = follower_config(dir.path(), vec![addr(&seq)]);
+    let f2 = TestNode::start_in(dir, cfg).await;
+    assert!(chain(&f2).head().header.number < seq.block_number().await);
+    let head = seq.block_number().await;
+    wait_for("the restarted follower", || {
+        chain(&f2).head().header.number == head
+    })
+    .await;
+    assert_same_chain(&seq, &f2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
+    // Reserve a port for the sequencer so the follower can name it before it runs.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), port).await;
+    mine(&seq, 0, 0, 40).await;
+    let seq_addr = addr(&seq);
+    let dir = seq.stop().await;
+
+    let fdir = tempfile::tempdir().unwrap();
+    let cfg = follower_config(fdir.path(), vec![seq_addr]);
+    let f = TestNode::start_in(fdir, cfg).await;
+    let ws = WsClientBuilder::default()
+        .build(format!("ws://{}", f.ws_addr))
+        .await
+        .unwrap();
+    let mut sub = ws
+        .subscribe::<serde_json::Value, _>(
+            "eth_subscribe",
+            rpc_params!["syncing"],
+            "eth_unsubscribe",
+        )
+        .await
+        .unwrap();
+    let peers: U256 = f.request("net_peerCount", rpc_params![]).await;
+    assert_eq!(peers, U256::ZERO);
+    // A transaction sent while the follower has no peer waits in its pool.
+    let waiting: B256 = f
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(5), 0, account(9).address(), 3)],
+        )
+        .await;
+
+    // The sequencer comes back on the same address: the follower redials it and syncs.
+    let seq = sequencer_in(dir, port).await;
+    let started = tokio::time::timeout(Duration::from_secs(20), sub.next())
+        .await
+        .expect("a syncing notification")
+        .unwrap()
+        .unwrap();
+    assert_eq!(started["syncing"], true, "{started}");
+    assert_eq!(started["status"]["startingBlock"], "0x0");
+    let highest = started["status"]["highestBlock"].as_str().unwrap();
+    assert!(
+        u64::from_str_radix(&highest[2..], 16).unwrap() >= 40,
+        "{started}"
+    );
+    let done = tokio::time::timeout(Duration::from_secs(20), sub.next())
+        .await
+        .expect("the end of the sync")
+        .unwrap()
+        .unwrap();
+    assert_eq!(done, false);
+    assert!(chain(&f).head().header.number >= 40);
+    // Once the sequencer is back, the waiting transaction reaches it and is sealed.
+    let receipt = f.wait_receipt(waiting).await;
+    assert_eq!(receipt["status"], "0x1");
+    assert_same_chain(&seq, &f);
+}
+
+/// `raw` with its state root replaced and sealed again by `key`.
+fn tampered(raw: &[u8], key: &PrivateKeySigner, state_root: Option<B256>) -> Bytes {
+    let mut block = Block::<TxEnvelope>::decode(&mut &raw[..]).unwrap();
+    if let Some(root) = state_root {
+        block.header.state_root = root;
+    }
+    let mut vanity = [0u8; clique::VANITY_LEN];
+    vanity.copy_from_slice(&block.header.extra_data[..clique::VANITY_LEN]);
+    clique::seal(&mut block.header, vanity, key);
+    let mut out = Vec::new();
+    block.encode(&mut out);
+    out.into()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_blocks_are_refused_and_their_sender_dropped() {
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), 0).await;
+    mine(&seq, 0, 0, 1).await;
+    let block1 = l2node_node::sync::serve_blocks(chain(&seq), 1, 1).unwrap()[0].clone();
+    let bad_root = tampered(&block1, &dev::dev_sequencer(), Some(B256::repeat_byte(7)));
+    let bad_seal = tampered(&block1, &PrivateKeySigner::random(), None);
+
+    // A follower that knows no sequencer, and a rogue peer of it for each bad block.
+    let fdir = tempfile::tempdir().unwrap();
+    let cfg = follower_config(fdir.path(), vec![]);
+    let f = TestNode::start_in(fdir, cfg).await;
+    for (bad, reason) in [(bad_root, "state root"), (bad_seal, "seal")] {
+        let rdir = tempfile::tempdir().unwrap();
+        let cfg = follower_config(rdir.path(), vec![addr(&f)]);
+        let rogue = TestNode::start_in(rdir, cfg).await;
+        let rogue_p2p = rogue.handle.as_ref().unwrap().p2p.as_ref().unwrap();
+        let rogue_id = rogue_p2p.status().local_id().unwrap();
+        let f_net = f.handle.as_ref().unwrap().net.clone();
+        wait_for("the rogue to connect", || f_net.peer_count() == 1).await;
+        // Gossip needs the follower's topic subscription first: publish until dropped.
+        let mut dropped = false;
+        for _ in 0..100 {
+            rogue_p2p.publish_block(bad.clone());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if !f_net.peers().iter().any(|p| p.id == rogue_id) {
+                dropped = true;
+                break;
+            }
+        }
+        assert!(
+            dropped,
+            "the follower kept the peer that sent a bad {reason}"
+        );
+        assert_eq!(
+            chain(&f).head().header.number,
+            0,
+            "nothing of the bad block is stored"
+        );
+        let hash = Block::<TxEnvelope>::decode(&mut &bad[..])
+            .unwrap()
+            .header
+            .hash_slow();
+        assert_eq!(chain(&f).storage().block_number(&hash).unwrap(), None);
+        // Banned: it cannot come back for a while.
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(f_net.peer_count(), 0, "a banned peer reconnected");
+        drop(rogue);
+    }
+    // The genuine block still imports.
+    assert_eq!(
+        l2node_node::sync::import_raw(chain(&f), &block1).unwrap(),
+        l2node_node::sync::Imported::New(1)
+    );
+}

@@ -1,0 +1,278 @@
+//! Embedded storage on redb: blocks, receipts, indexes, current state, history and trie nodes.
+//!
+//! Every block commits in one write transaction (`Storage::commit_block`), so a crash leaves
+//! either the whole block or none of it. Current state lives in `accounts`/`storage`/`code`;
+//! `*_history` tables keep the value each key had *before* block N changed it, which makes any
+//! held block queryable (archive) with one range lookup per read.
+
+mod codec;
+mod karma;
+mod logs;
+mod proof;
+mod reader;
+mod snapshot;
+pub mod tables;
+mod write;
+
+use std::{path::Path, sync::Arc};
+
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_primitives::{Address, B256};
+use redb::ReadableTable;
+
+pub use karma::{LedgerAt, LedgerRecord};
+use tables::*;
+
+/// redb page cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
+/// machine without starving the OS page cache (`--db-cache-size` changes it).
+pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+pub use logs::LogQuery;
+pub use reader::{StateAt, StateReader};
+pub use write::BlockToStore;
+
+/// Errors of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database engine failed.
+    #[error("database error: {0}")]
+    Database(#[from] redb::Error),
+    /// The database directory could not be created.
+    #[error("cannot create the data directory: {0}")]
+    Io(#[from] std::io::Error),
+    /// The state trie failed.
+    #[error(transparent)]
+    Trie(#[from] l2node_trie::TrieError),
+    /// Stored bytes did not decode: the database is damaged or from another version.
+    #[error("corrupt record in {table}: {reason}")]
+    Corrupt {
+        /// Table holding the record.
+        table: &'static str,
+        /// What failed to decode.
+        reason: String,
+    },
+    /// A block that is not the successor of the current head was offered.
+    #[error("block {number} does not extend the head (expected {expected})")]
+    NotNext {
+        /// Number of the offered block.
+        number: u64,
+        /// The number that would extend the head.
+        expected: u64,
+    },
+}
+
+// redb reports each operation with its own error type; all of them convert into `redb::Error`.
+macro_rules! db_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StorageError {
+            fn from(e: $t) -> Self {
+                StorageError::Database(e.into())
+            }
+        }
+    )*};
+}
+db_err!(
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// The node's database. Cheap to clone; reads run concurrently with the single writer.
+#[derive(Clone)]
+pub struct Storage {
+    db: Arc<redb::Database>,
+    snapshots: Arc<snapshot::Snapshots>,
+}
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Storage").finish_non_exhaustive()
+    }
+}
+
+/// A block as served from storage.
+#[derive(Debug, Clone)]
+pub struct StoredBlock {
+    /// The sealed header.
+    pub header: Header,
+    /// keccak256(RLP(header)).
+    pub hash: B256,
+    /// Transactions, ommers, withdrawals.
+    pub body: BlockBody<TxEnvelope>,
+    /// Recovered sender of each transaction.
+    pub senders: Vec<Address>,
+}
+
+impl Storage {
+    /// Opens (or creates) the database file at `path` with the default page cache
+    /// ([`DEFAULT_DB_CACHE_BYTES`]); parent directories are created.
+    pub fn open(path: &Path) -> Result<Self, StorageError> {
+        Self::open_with_cache(path, DEFAULT_DB_CACHE_BYTES)
+    }
+
+    /// Opens (or creates) the database file at `path` with a page cache of `cache_bytes`.
+    pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Self, StorageError> {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        let db = redb::Database::builder()
+            .set_cache_size(cache_bytes)
+            // After an unclean shutdown redb checks and repairs the file before opening it,
+            // which takes a while on a large database: say so, so the node does not look hung.
+            .set_repair_callback(|session| {
+                tracing::info!(
+                    target: "l2node::storage",
+                    progress = %format!("{:.0}%", session.progress() * 100.0),
+                    "repairing the database after an unclean shutdown"
+                );
+            })
+            .create(path)?;
+        let storage = Self {
+            db: Arc::new(db),
+            snapshots: Default::default(),
+        };
+        storage.create_tables()?;
+        storage.snapshots.refresh(&storage.db);
+        Ok(storage)
+    }
+
+    fn create_tables(&self) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        tx.open_table(META)?;
+        tx.open_table(CONFIG)?;
+        tx.open_table(HEADERS)?;
+        tx.open_table(HASH_TO_NUMBER)?;
+        tx.open_table(BODIES)?;
+        tx.open_table(SENDERS)?;
+        tx.open_table(RECEIPTS)?;
+        tx.open_table(TX_INDEX)?;
+        tx.open_table(LOG_ADDRESSES)?;
+        tx.open_table(LOG_TOPICS)?;
+        tx.open_table(ACCOUNTS)?;
+        tx.open_table(STORAGE)?;
+        tx.open_table(CODE)?;
+        tx.open_table(ACCOUNT_HISTORY)?;
+        tx.open_table(STORAGE_HISTORY)?;
+        tx.open_table(TRIE_NODES)?;
+        tx.open_table(TRIE_HISTORY)?;
+        {
+            let mut meta = tx.open_table(META)?;
+            if meta.get(TRIE_HISTORY_FROM)?.is_none() {
+                let head = meta.get("head")?.map(|v| v.value());
+                meta.insert(TRIE_HISTORY_FROM, head.map_or(0, |h| h + 1))?;
+            }
+        }
+        tx.open_table(KARMA_USAGE)?;
+        tx.open_table(KARMA_DENY)?;
+        tx.open_table(KARMA_TIERS)?;
+        tx.open_table(KARMA_OPERATOR_DENY)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The read snapshot of the latest commit, shared by all readers until the next block.
+    fn snapshot(&self) -> Result<Arc<snapshot::Snapshot>, StorageError> {
+        self.snapshots.get(&self.db)
+    }
+
+    /// The genesis JSON stored with the chain (see [`Storage::put_genesis_config`]), or `None`
+    /// for a new database or one written before the genesis was stored.
+    pub fn genesis_config(&self) -> Result<Option<Vec<u8>>, StorageError> {
+        use redb::ReadableDatabase;
+        let tx = self.db.begin_read()?;
+        let table = tx.open_table(CONFIG)?;
+        let json = table.get("genesis")?.map(|v| v.value().to_vec());
+        Ok(json)
+    }
+
+    /// Number of the canonical head, or `None` before genesis is written.
+    pub fn head_number(&self) -> Result<Option<u64>, StorageError> {
+        Ok(self.snapshot()?.head)
+    }
+
+    /// Header of canonical block `number`.
+    pub fn header(&self, number: u64) -> Result<Option<Header>, StorageError> {
+        let snap = self.snapshot()?;
+        let table = snap.table(&snap.headers)?;
+        table
+            .get(number)?
+            .map(|v| codec::decode_rlp("headers", v.value()))
+            .transpose()
+    }
+
+    /// Number of the block with `hash`.
+    pub fn block_number(&self, hash: &B256) -> Result<Option<u64>, StorageError> {
+        let snap = self.snapshot()?;
+        Ok(snap
+            .table(&snap.hash_to_number)?
+            .get(&hash.0)?
+            .map(|v| v.value()))
+    }
+
+    /// Full block `number` (header, body, senders).
+    pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, StorageError> {
+        let snap = self.snapshot()?;
+        let Some((header, hash)) = snap
+            .table(&snap.headers)?
+            .get(number)?
+            .map(|v| {
+                // The hash is keccak256 of the stored RLP: no re-encoding needed.
+                let raw = v.value();
+                codec::decode_rlp::<Header>("headers", raw)
+                    .map(|h| (h, alloy_primitives::keccak256(raw)))
+            })
+            .transpose()?
+        else {
+            return Ok(None);
+        };
+        let body = match snap.table(&snap.bodies)?.get(number)? {
+            Some(v) => codec::decode_rlp("bodies", v.value())?,
+            None => BlockBody::default(),
+        };
+        let senders = snap
+            .table(&snap.senders)?
+            .get(number)?
+            .map(|v| {
+                v.value()
+                    .chunks_exact(20)
+                    .map(Address::from_slice)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Some(StoredBlock {
+            hash,
+            header,
+            body,
+            senders,
+        }))
+    }
+
+    /// Receipts of block `number`, in transaction order.
+    pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
+        let snap = self.snapshot()?;
+        let table = snap.table(&snap.receipts)?;
+        table
+            .get(number)?
+            .map(|v| codec::decode_receipts(v.value()))
+            .transpose()
+    }
+
+    /// Block number and index of a transaction.
+    pub fn tx_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
+        let snap = self.snapshot()?;
+        Ok(snap.table(&snap.tx_index)?.get(&hash.0)?.map(|v| v.value()))
+    }
+
+    /// The state as of block `number` (`None` = the head), as a consistent snapshot.
+    pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
+        Ok(StateAt::new(
+            self.snapshot()?,
+            self.snapshots.clone(),
+            number,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+//! Shared read snapshots: one redb read transaction per committed head, tables opened on first use.
+//!
+//! Every RPC read used to begin its own read transaction and open up to seven tables (each open
+//! is a B-tree lookup in redb's table directory), which cost more than the read itself. A
+//! snapshot of the latest commit is instead taken once per block (right after the commit, before
+//! the block is announced) and shared by all readers until the next block; a table is opened at
+//! most once per snapshot. A reader holding an old snapshot keeps seeing a consistent state, as
+//! with a private read transaction.
+
+use std::sync::{Arc, OnceLock};
+
+use alloy_primitives::B256;
+use parking_lot::{Mutex, RwLock};
+use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
+use revm::bytecode::Bytecode;
+
+use super::{
+    StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
+    LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
+};
+use crate::tables::{KARMA_DENY, KARMA_TIERS, KARMA_USAGE};
+
+/// A table of a snapshot, opened on first use.
+pub(crate) struct Lazy<K: redb::Key + 'static, V: redb::Value + 'static> {
+    def: TableDefinition<'static, K, V>,
+    table: OnceLock<ReadOnlyTable<K, V>>,
+}
+
+impl<K: redb::Key + 'static, V: redb::Value + 'static> Lazy<K, V> {
+    const fn new(def: TableDefinition<'static, K, V>) -> Self {
+        Self {
+            def,
+            table: OnceLock::new(),
+        }
+    }
+}
+
+/// One read transaction with its tables opened lazily.
+pub(crate) struct Snapshot {
+    tx: Mutex<ReadTransaction>,
+    /// Canonical head in this snapshot (`None` before genesis).
+    pub(crate) head: Option<u64>,
+    pub(crate) headers: Lazy<u64, &'static [u8]>,
+    pub(crate) hash_to_number: Lazy<&'static [u8; 32], u64>,
+    pub(crate) bodies: Lazy<u64, &'static [u8]>,
+    pub(crate) senders: Lazy<u64, &'static [u8]>,
+    pub(crate) receipts: Lazy<u64, &'static [u8]>,
+    pub(crate) tx_index: Lazy<&'static [u8; 32], (u64, u32)>,
+    pub(crate) log_addresses: Lazy<&'static [u8], ()>,
+    pub(crate) log_topics: Lazy<&'static [u8], ()>,
+    pub(crate) accounts: Lazy<&'static [u8; 20], &'static [u8]>,
+    pub(crate) storage: Lazy<&'static [u8], &'static [u8; 32]>,
+    pub(crate) code: Lazy<&'static [u8; 32], &'static [u8]>,
+    pub(crate) account_history: Lazy<&'static [u8], &'static [u8]>,
+    pub(crate) storage_history: Lazy<&'static [u8], &'static [u8; 32]>,
+    pub(crate) karma_usage: Lazy<&'static [u8], (u64, u64)>,
+    pub(crate) karma_deny: Lazy<&'static [u8], &'static [u8]>,
+    pub(crate) karma_tiers: Lazy<u64, &'static [u8]>,
+}
+
+impl Snapshot {
+    fn new(tx: ReadTransaction) -> Result<Self, StorageError> {
+        let head = tx.open_table(META)?.get("head")?.map(|v| v.value());
+        Ok(Self {
+            tx: Mutex::new(tx),
+            head,
+            headers: Lazy::new(HEADERS),
+            hash_to_number: Lazy::new(HASH_TO_NUMBER),
+            bodies: Lazy::new(BODIES),
+            senders: Lazy::new(SENDERS),
+            receipts: Lazy::new(RECEIPTS),
+            tx_index: Lazy::new(TX_INDEX),
+            log_addresses: Lazy::new(LOG_ADDRESSES),
+            log_topics: Lazy::new(LOG_TOPICS),
+            accounts: Lazy::new(ACCOUNTS),
+            storage: Lazy::new(STORAGE),
+            code: Lazy::new(CODE),
+            account_history: Lazy::new(ACCOUNT_HISTORY),
+            storage_history: Lazy::new(STORAGE_HISTORY),
+            karma_usage: Lazy::new(KARMA_USAGE),
+            karma_deny: Lazy::new(KARMA_DENY),
+            karma_tiers: Lazy::new(KARMA_TIERS),
+        })
+    }
+
+    /// The table of `lazy`, opening it in this snapshot's transaction on first use.
+    pub(crate) fn table<'s, K: redb::Key + 'static, V: redb::Value + 'static>(
+        &self,
+        lazy: &'s Lazy<K, V>,
+    ) -> Result<&'s ReadOnlyTable<K, V>, StorageError> {
+        if let Some(t) = lazy.table.get() {
+            return Ok(t);
+        }
+        let opened = self.tx.lock().open_table(lazy.def)?;
+        // A racing reader may have opened it too: either copy is the same snapshot.
+        let _ = lazy.table.set(opened);
+        Ok(lazy.table.get().expect("set above"))
+    }
+}
+
+/// Most contract codes kept decoded in memory; past it the cache starts over (codes are
+/// content-addressed, so a cached entry is never stale, only evicted).
+const CODE_CACHE_ENTRIES: usize = 4096;
+
+/// The current snapshot and the decoded-code cache, shared by every clone of `Storage`.
+#[derive(Default)]
+pub(crate) struct Snapshots {
+    current: RwLock<Option<Arc<Snapshot>>>,
+    code: Mutex<std::collections::HashMap<B256, Bytecode>>,
+}
+
+impl Snapshots {
+    /// The snapshot of the latest commit (taken now if there is none yet).
+    pub(crate) fn get(&self, db: &redb::Database) -> Result<Arc<Snapshot>, StorageError> {
+        if let Some(s) = self.current.read().as_ref() {
+            return Ok(s.clone());
+        }
+        let mut current = self.current.write();
+        if let Some(s) = current.as_ref() {
+            return Ok(s.clone());
+        }
+        let snap = Arc::new(Snapshot::new(db.begin_read()?)?);
+        *current = Some(snap.clone());
+        Ok(snap)
+    }
+
+    /// Replaces the snapshot after a commit. Called with the write lock of the chain held, so
+    /// snapshots only move forward; on failure the next reader takes one itself.
+    pub(crate) fn refresh(&self, db: &redb::Database) {
+        let next = db
+            .begin_read()
+            .map_err(StorageError::from)
+            .and_then(Snapshot::new);
+        let mut current = self.current.write();
+        match next {
+            // Never step back behind a newer snapshot a reader already took.
+            Ok(next) if current.as_ref().is_some_and(|c| c.head > next.head) => {}
+            Ok(next) => *current = Some(Arc::new(next)),
+            Err(_) => *current = None,
+        }
+    }
+
+    /// Decoded code by hash, decoding (and analysing jump destinations) at most once.
+    pub(crate) fn code(
+        &self,
+        hash: B256,
+        load: impl FnOnce() -> Result<Option<Bytecode>, StorageError>,
+    ) -> Result<Option<Bytecode>, StorageError> {
+        if let Some(code) = self.code.lock().get(&hash) {
+            return Ok(Some(code.clone()));
+        }
+        let Some(code) = load()? else { return Ok(None) };
+        let mut cache = self.code.lock();
+        if cache.len() >= CODE_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(hash, code.clone());
+        Ok(Some(code))
+    }
+}

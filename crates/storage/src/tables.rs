@@ -1,0 +1,68 @@
+//! Every redb table of the node, in one list: the name, key and value layout of each. Only
+//! [`crate::Storage`]'s write path (`write.rs`, one transaction per block) and the start-up
+//! checks write them; everything else reads through the snapshot and reader types.
+
+use redb::TableDefinition;
+
+/// `"head"` -> block number of the canonical head.
+pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// `META` key: the first block whose trie can be proved. 0 for a database created with trie
+/// history; a database written before it was kept proves blocks after its head at the upgrade.
+pub const TRIE_HISTORY_FROM: &str = "trie_history_from";
+/// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
+/// `serde_json` writes for `alloy_genesis::Genesis`); compared with the configured genesis on
+/// every start.
+pub const CONFIG: TableDefinition<&str, &[u8]> = TableDefinition::new("config");
+/// block number -> RLP header.
+pub const HEADERS: TableDefinition<u64, &[u8]> = TableDefinition::new("headers");
+/// block hash -> block number.
+pub const HASH_TO_NUMBER: TableDefinition<&[u8; 32], u64> = TableDefinition::new("hash_to_number");
+/// block number -> RLP `BlockBody<TxEnvelope>`.
+pub const BODIES: TableDefinition<u64, &[u8]> = TableDefinition::new("bodies");
+/// block number -> concatenated 20-byte senders, one per transaction.
+pub const SENDERS: TableDefinition<u64, &[u8]> = TableDefinition::new("senders");
+/// block number -> RLP list of EIP-2718 receipt encodings.
+pub const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
+/// transaction hash -> (block number, index in block).
+pub const TX_INDEX: TableDefinition<&[u8; 32], (u64, u32)> = TableDefinition::new("tx_index");
+/// address ++ block number (BE) -> () for every block with a log from that address.
+pub const LOG_ADDRESSES: TableDefinition<&[u8], ()> = TableDefinition::new("log_addresses");
+/// topic ++ block number (BE) -> () for every block with a log carrying that topic.
+pub const LOG_TOPICS: TableDefinition<&[u8], ()> = TableDefinition::new("log_topics");
+/// address -> nonce (8 BE) ++ balance (32) ++ code hash (32).
+pub const ACCOUNTS: TableDefinition<&[u8; 20], &[u8]> = TableDefinition::new("accounts");
+/// address ++ slot -> value (32 BE bytes); zero values are absent.
+pub const STORAGE: TableDefinition<&[u8], &[u8; 32]> = TableDefinition::new("storage");
+/// code hash -> bytecode.
+pub const CODE: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("code");
+/// address ++ block (BE) -> the account as it was before that block (empty = absent).
+pub const ACCOUNT_HISTORY: TableDefinition<&[u8], &[u8]> = TableDefinition::new("account_history");
+/// address ++ slot ++ block (BE) -> the slot value before that block.
+pub const STORAGE_HISTORY: TableDefinition<&[u8], &[u8; 32]> =
+    TableDefinition::new("storage_history");
+
+// Trie nodes and their history (the `l2node_trie` crate's layout, see its docs).
+
+/// The redb table holding trie nodes, keyed by `[trie id] ++ nibble path` (see the module docs).
+pub const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
+    TableDefinition::new("trie_nodes");
+
+/// The redb table of node history: `[key length] ++ key ++ block (BE)` -> the value the key held
+/// before that block changed it: `[1] ++ node`, or `[0]` when it held nothing. The length prefix
+/// keeps one key's entries together (nibble paths are prefixes of one another).
+pub const TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
+    TableDefinition::new("trie_history");
+
+// The Karma ledger (see `karma.rs`).
+
+/// sender ++ epoch (BE) ++ block (BE) -> (used, bonus) as set by that block.
+pub const KARMA_USAGE: TableDefinition<&[u8], (u64, u64)> = TableDefinition::new("karma_usage");
+/// sender ++ block (BE) -> the deny entry set by that block: reason byte ++ until epoch (BE),
+/// or empty when the block cleared it.
+pub const KARMA_DENY: TableDefinition<&[u8], &[u8]> = TableDefinition::new("karma_deny");
+/// block -> JSON `[epoch, tiers]`: the tiers in force from that block on.
+pub const KARMA_TIERS: TableDefinition<u64, &[u8]> = TableDefinition::new("karma_tiers");
+/// sender -> last denied epoch, for operator entries (`l2admin_denyAdd`). Not chain data: each
+/// operator keeps their own list, outside the block-derived ledger.
+pub const KARMA_OPERATOR_DENY: TableDefinition<&[u8; 20], u64> =
+    TableDefinition::new("karma_operator_deny");

@@ -1,0 +1,250 @@
+//! Storage tests: atomic commits, archive reads through history, the log index.
+
+use alloy_consensus::{BlockBody, Header, Receipt, ReceiptEnvelope, ReceiptWithBloom};
+use alloy_primitives::{Address, Log, LogData, B256, U256};
+use revm::bytecode::Bytecode;
+
+use super::*;
+use crate::StateReader;
+use l2node_trie::state::{AccountChange, AccountState};
+
+fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
+    AccountChange {
+        address,
+        info: Some(AccountState {
+            nonce,
+            balance: U256::from(nonce * 10),
+            code_hash: revm::primitives::KECCAK_EMPTY,
+        }),
+        new_code: None,
+        storage_wiped: false,
+        storage,
+    }
+}
+
+fn commit(
+    s: &Storage,
+    number: u64,
+    changes: &[AccountChange],
+    receipts: Vec<ReceiptEnvelope>,
+) -> B256 {
+    s.commit_block(number, changes, |root| {
+        Ok::<_, StorageError>(BlockToStore {
+            header: Header {
+                number,
+                state_root: root,
+                ..Default::default()
+            },
+            body: BlockBody::default(),
+            senders: vec![],
+            receipts,
+            karma: Default::default(),
+        })
+    })
+    .unwrap()
+    .1
+}
+
+fn receipt_with_log(address: Address, topic: B256) -> ReceiptEnvelope {
+    let log = Log {
+        address,
+        data: LogData::new_unchecked(vec![topic], Default::default()),
+    };
+    let r = Receipt {
+        status: true.into(),
+        cumulative_gas_used: 1,
+        logs: vec![log],
+    };
+    ReceiptEnvelope::Eip1559(ReceiptWithBloom::from(r))
+}
+
+fn open() -> (tempfile::TempDir, Storage) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(&dir.path().join("db")).unwrap();
+    (dir, s)
+}
+
+#[test]
+fn old_blocks_read_their_own_state() {
+    let (_dir, s) = open();
+    let a = Address::repeat_byte(1);
+    let slot = U256::from(7);
+    commit(
+        &s,
+        0,
+        &[account(a, 1, vec![(slot, U256::from(100))])],
+        vec![],
+    );
+    commit(
+        &s,
+        1,
+        &[account(a, 2, vec![(slot, U256::from(200))])],
+        vec![],
+    );
+    commit(&s, 2, &[account(a, 3, vec![(slot, U256::ZERO)])], vec![]);
+    for (block, nonce, value) in [(0, 1, 100), (1, 2, 200), (2, 3, 0)] {
+        let st = s.state_at(Some(block)).unwrap();
+        assert_eq!(
+            st.account(a).unwrap().unwrap().nonce,
+            nonce,
+            "block {block}"
+        );
+        assert_eq!(
+            st.storage(a, slot).unwrap(),
+            U256::from(value),
+            "block {block}"
+        );
+    }
+    assert_eq!(
+        s.state_at(None).unwrap().account(a).unwrap().unwrap().nonce,
+        3
+    );
+}
+
+#[test]
+fn destroyed_account_and_wiped_storage_are_gone_now_but_not_before() {
+    let (_dir, s) = open();
+    let a = Address::repeat_byte(2);
+    commit(
+        &s,
+        0,
+        &[account(
+            a,
+            1,
+            vec![
+                (U256::from(1), U256::from(5)),
+                (U256::from(2), U256::from(6)),
+            ],
+        )],
+        vec![],
+    );
+    commit(
+        &s,
+        1,
+        &[AccountChange {
+            address: a,
+            info: None,
+            new_code: None,
+            storage_wiped: true,
+            storage: vec![],
+        }],
+        vec![],
+    );
+    let now = s.state_at(None).unwrap();
+    assert!(now.account(a).unwrap().is_none());
+    assert_eq!(now.storage(a, U256::from(1)).unwrap(), U256::ZERO);
+    let then = s.state_at(Some(0)).unwrap();
+    assert_eq!(then.account(a).unwrap().unwrap().nonce, 1);
+    assert_eq!(then.storage(a, U256::from(2)).unwrap(), U256::from(6));
+}
+
+#[test]
+fn failed_seal_writes_nothing() {
+    let (_dir, s) = open();
+    commit(&s, 0, &[], vec![]);
+    let a = Address::repeat_byte(3);
+    let err = s.commit_block(1, &[account(a, 1, vec![])], |_| {
+        Err::<BlockToStore, _>(StorageError::Trie(l2node_trie::TrieError::Corrupt(
+            "root mismatch".into(),
+        )))
+    });
+    assert!(err.is_err());
+    assert_eq!(s.head_number().unwrap(), Some(0));
+    assert!(s.state_at(None).unwrap().account(a).unwrap().is_none());
+}
+
+#[test]
+fn blocks_must_extend_the_head() {
+    let (_dir, s) = open();
+    commit(&s, 0, &[], vec![]);
+    let err = s
+        .commit_block(5, &[], |_| Ok::<_, StorageError>(unreachable_block()))
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        StorageError::NotNext {
+            number: 5,
+            expected: 1
+        }
+    ));
+}
+
+fn unreachable_block() -> BlockToStore {
+    unreachable!("seal is not called for a block that does not extend the head")
+}
+
+#[test]
+fn code_and_hash_index_are_written_with_the_block() {
+    let (_dir, s) = open();
+    let code = Bytecode::new_raw(vec![0x60, 0x00, 0x00].into());
+    let a = Address::repeat_byte(4);
+    let mut change = account(a, 1, vec![]);
+    change.info.as_mut().unwrap().code_hash = code.hash_slow();
+    change.new_code = Some(code.clone());
+    let hash = commit(&s, 0, &[change], vec![]);
+    assert_eq!(s.block_number(&hash).unwrap(), Some(0));
+    let st = s.state_at(None).unwrap();
+    assert_eq!(
+        st.code_by_hash(code.hash_slow()).unwrap().original_bytes(),
+        code.original_bytes()
+    );
+    assert_eq!(st.block_hash(0).unwrap(), hash);
+}
+
+#[test]
+fn log_index_finds_only_blocks_with_matching_address_and_topic() {
+    let (_dir, s) = open();
+    let (a, b) = (Address::repeat_byte(0xa), Address::repeat_byte(0xb));
+    let (t1, t2) = (B256::repeat_byte(1), B256::repeat_byte(2));
+    commit(&s, 0, &[], vec![]);
+    commit(&s, 1, &[], vec![receipt_with_log(a, t1)]);
+    commit(&s, 2, &[], vec![receipt_with_log(b, t1)]);
+    commit(&s, 3, &[], vec![receipt_with_log(a, t2)]);
+    let q = |addresses: Vec<Address>, t0: Vec<B256>| LogQuery {
+        from: 0,
+        to: 3,
+        addresses,
+        topics: [t0, vec![], vec![], vec![]],
+    };
+    assert_eq!(
+        s.log_candidate_blocks(&q(vec![a], vec![])).unwrap(),
+        vec![1, 3]
+    );
+    assert_eq!(
+        s.log_candidate_blocks(&q(vec![a], vec![t1])).unwrap(),
+        vec![1]
+    );
+    assert_eq!(
+        s.log_candidate_blocks(&q(vec![], vec![t1])).unwrap(),
+        vec![1, 2]
+    );
+    assert_eq!(
+        s.log_candidate_blocks(&q(vec![], vec![])).unwrap(),
+        vec![0, 1, 2, 3]
+    );
+    let narrow = LogQuery {
+        from: 2,
+        to: 3,
+        ..q(vec![a], vec![])
+    };
+    assert_eq!(s.log_candidate_blocks(&narrow).unwrap(), vec![3]);
+}
+
+#[test]
+fn reopened_database_resumes_at_the_committed_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let hash = {
+        let s = Storage::open(&path).unwrap();
+        commit(&s, 0, &[], vec![]);
+        commit(
+            &s,
+            1,
+            &[account(Address::repeat_byte(9), 1, vec![])],
+            vec![],
+        )
+    };
+    let s = Storage::open(&path).unwrap();
+    assert_eq!(s.head_number().unwrap(), Some(1));
+    assert_eq!(s.block(1).unwrap().unwrap().hash, hash);
+}

@@ -1,0 +1,213 @@
+//! The one write path: a block, its receipts, indexes and state changes in one transaction.
+
+use std::collections::BTreeSet;
+
+use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
+use alloy_eips::eip2718::Encodable2718;
+use alloy_primitives::{Address, B256, U256};
+use redb::{ReadableTable, Table, WriteTransaction};
+
+use super::{
+    codec::{self, decode_account, encode_account},
+    Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, CONFIG, HASH_TO_NUMBER,
+    HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
+    TX_INDEX,
+};
+use crate::tables::{TRIE_HISTORY, TRIE_NODES};
+use l2node_trie::state::{AccountChange, KarmaDelta};
+
+/// A block ready to be written, once its state root is known.
+#[derive(Debug, Clone)]
+pub struct BlockToStore {
+    /// The sealed header (its state root must be the one handed to the sealing closure).
+    pub header: Header,
+    /// Transactions, ommers, withdrawals.
+    pub body: BlockBody<TxEnvelope>,
+    /// Recovered sender of each transaction.
+    pub senders: Vec<Address>,
+    /// One receipt per transaction.
+    pub receipts: Vec<ReceiptEnvelope>,
+    /// What the block changed in the Karma ledger (empty on a chain without Karma).
+    pub karma: KarmaDelta,
+}
+
+impl Storage {
+    /// Applies `changes` as block `number`, computes the state root, lets `seal` turn it into the
+    /// block (the miner fills the header; import compares it), then writes everything and commits.
+    ///
+    /// If `seal` fails, nothing is written. Returns the block hash.
+    pub fn commit_block<E: From<StorageError>>(
+        &self,
+        number: u64,
+        changes: &[AccountChange],
+        seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
+    ) -> Result<(BlockToStore, B256), E> {
+        self.commit_block_with(number, changes, true, seal)
+    }
+
+    /// [`Storage::commit_block`], choosing whether the commit waits for the disk: a commit
+    /// that does not (`durable: false`) becomes durable with the next one that does, and a
+    /// crash before that takes the database back to the last durable commit as a whole (redb
+    /// commits stay atomic). Follower sync uses it within a range of blocks.
+    pub fn commit_block_with<E: From<StorageError>>(
+        &self,
+        number: u64,
+        changes: &[AccountChange],
+        durable: bool,
+        seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
+    ) -> Result<(BlockToStore, B256), E> {
+        let mut tx = self.db.begin_write().map_err(StorageError::from)?;
+        if !durable {
+            tx.set_durability(redb::Durability::None)
+                .map_err(|e| StorageError::from(redb::Error::from(e)))?;
+        }
+        let head = tx
+            .open_table(META)
+            .map_err(StorageError::from)?
+            .get("head")
+            .map_err(StorageError::from)?
+            .map(|v| v.value());
+        let expected = head.map_or(0, |h| h + 1);
+        if number != expected {
+            return Err(StorageError::NotNext { number, expected }.into());
+        }
+        let state_root = write_state(&tx, number, changes)?;
+        let block = seal(state_root)?;
+        let hash = write_block(&tx, number, &block)?;
+        tx.commit().map_err(StorageError::from)?;
+        // Readers move to the new block before anyone is told about it.
+        self.snapshots.refresh(&self.db);
+        Ok((block, hash))
+    }
+
+    /// Stores the genesis JSON the chain was created with (replacing any stored one), read back
+    /// by [`Storage::genesis_config`].
+    pub fn put_genesis_config(&self, json: &[u8]) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        tx.open_table(CONFIG)?.insert("genesis", json)?;
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+fn write_state(
+    tx: &WriteTransaction,
+    number: u64,
+    changes: &[AccountChange],
+) -> Result<B256, StorageError> {
+    let mut accounts = tx.open_table(ACCOUNTS)?;
+    let mut storage = tx.open_table(STORAGE)?;
+    let mut code = tx.open_table(CODE)?;
+    let mut account_history = tx.open_table(ACCOUNT_HISTORY)?;
+    let mut storage_history = tx.open_table(STORAGE_HISTORY)?;
+    for change in changes {
+        let addr = change.address;
+        let old = accounts.get(&addr.0 .0)?.map(|v| v.value().to_vec());
+        let old_bytes = old.unwrap_or_default();
+        account_history.insert(
+            codec::with_block(addr.as_slice(), number).as_slice(),
+            old_bytes.as_slice(),
+        )?;
+        if !old_bytes.is_empty() {
+            decode_account(&old_bytes)?;
+        }
+        if change.info.is_none() || change.storage_wiped {
+            wipe_storage(&mut storage, &mut storage_history, addr, number)?;
+        }
+        match &change.info {
+            Some(info) => {
+                accounts.insert(&addr.0 .0, encode_account(info).as_slice())?;
+            }
+            None => {
+                accounts.remove(&addr.0 .0)?;
+            }
+        }
+        if let Some(bytecode) = &change.new_code {
+            let bytes = bytecode.original_bytes();
+            code.insert(&alloy_primitives::keccak256(&bytes).0, bytes.as_ref())?;
+        }
+        if change.info.is_none() {
+            continue;
+        }
+        for (slot, value) in &change.storage {
+            let key = codec::slot_key(&addr, slot);
+            let old = storage
+                .get(key.as_slice())?
+                .map(|v| *v.value())
+                .unwrap_or_default();
+            let hist_key = codec::with_block(&key, number);
+            // A wipe in this block already recorded the pre-block value.
+            if storage_history.get(hist_key.as_slice())?.is_none() {
+                storage_history.insert(hist_key.as_slice(), &old)?;
+            }
+            if value.is_zero() {
+                storage.remove(key.as_slice())?;
+            } else {
+                storage.insert(key.as_slice(), &value.to_be_bytes::<32>())?;
+            }
+        }
+    }
+    let mut nodes = tx.open_table(TRIE_NODES)?;
+    let mut history = tx.open_table(TRIE_HISTORY)?;
+    Ok(l2node_trie::apply_changes(
+        &mut l2node_trie::HistoryRecorder::new(&mut nodes, &mut history, number),
+        changes,
+    )?)
+}
+
+fn wipe_storage(
+    storage: &mut Table<&'static [u8], &'static [u8; 32]>,
+    history: &mut Table<&'static [u8], &'static [u8; 32]>,
+    addr: Address,
+    number: u64,
+) -> Result<(), StorageError> {
+    let from = codec::slot_key(&addr, &U256::ZERO);
+    let to = codec::slot_key(&addr, &U256::MAX);
+    let removed: Vec<(Vec<u8>, [u8; 32])> = storage
+        .extract_from_if(from.as_slice()..=to.as_slice(), |_, _| true)?
+        .map(|e| e.map(|(k, v)| (k.value().to_vec(), *v.value())))
+        .collect::<Result<_, _>>()?;
+    for (key, value) in removed {
+        history.insert(codec::with_block(&key, number).as_slice(), &value)?;
+    }
+    Ok(())
+}
+
+fn write_block(
+    tx: &WriteTransaction,
+    number: u64,
+    block: &BlockToStore,
+) -> Result<B256, StorageError> {
+    let header_rlp = codec::encode_rlp(&block.header);
+    let hash = alloy_primitives::keccak256(&header_rlp);
+    tx.open_table(HEADERS)?
+        .insert(number, header_rlp.as_slice())?;
+    tx.open_table(HASH_TO_NUMBER)?.insert(&hash.0, number)?;
+    tx.open_table(BODIES)?
+        .insert(number, codec::encode_rlp(&block.body).as_slice())?;
+    let senders: Vec<u8> = block.senders.iter().flat_map(|a| a.0 .0).collect();
+    tx.open_table(SENDERS)?.insert(number, senders.as_slice())?;
+    tx.open_table(RECEIPTS)?
+        .insert(number, codec::encode_receipts(&block.receipts).as_slice())?;
+    let mut tx_index = tx.open_table(TX_INDEX)?;
+    for (i, t) in block.body.transactions.iter().enumerate() {
+        tx_index.insert(&t.trie_hash().0, (number, i as u32))?;
+    }
+    let mut addresses = BTreeSet::new();
+    let mut topics = BTreeSet::new();
+    for log in block.receipts.iter().flat_map(|r| r.logs()) {
+        addresses.insert(log.address);
+        topics.extend(log.topics().iter().copied());
+    }
+    let mut addr_index = tx.open_table(LOG_ADDRESSES)?;
+    for a in addresses {
+        addr_index.insert(codec::with_block(a.as_slice(), number).as_slice(), ())?;
+    }
+    let mut topic_index = tx.open_table(LOG_TOPICS)?;
+    for t in topics {
+        topic_index.insert(codec::with_block(t.as_slice(), number).as_slice(), ())?;
+    }
+    super::karma::write_delta(tx, number, &block.karma)?;
+    tx.open_table(META)?.insert("head", number)?;
+    Ok(hash)
+}

@@ -1,0 +1,669 @@
+//! The state trie: an Ethereum Merkle Patricia Trie persisted node by node, keyed by nibble path.
+//!
+//! Layout in a [`TrieStore`] (one byte per nibble in paths):
+//! - account trie node at path `p`: `[0x00] ++ p`; keys are `keccak256(address)`, leaf values the
+//!   RLP of `[nonce, balance, storageRoot, codeHash]`;
+//! - storage trie node of an account: `[0x01] ++ keccak256(address) ++ p`; keys are
+//!   `keccak256(slot as 32-byte big endian)`, leaf values the RLP of the slot value. Deleting the
+//!   prefix `[0x01] ++ keccak256(address)` wipes one account's storage.
+//!
+//! Every node is stored under its own path, including nodes embedded in their parent (RLP shorter
+//! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
+//! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
+//! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
+//! and nothing has to be rebuilt at startup. Nothing is cached between calls.
+
+use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
+
+use crate::state::{AccountChange, AccountState};
+
+pub mod state;
+
+mod node;
+mod proof;
+mod store;
+mod update;
+
+pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
+pub use store::{HistoryRecorder, MemoryTrieStore, OverlayTrie, TrieAt, TrieStore};
+
+use update::{prepare, trie_root, TrieUpdater};
+
+/// Errors of the trie: its store failed, or a stored node does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum TrieError {
+    /// The redb table holding the nodes failed.
+    #[error("trie node store: {0}")]
+    Store(#[from] redb::StorageError),
+    /// A write through a store opened for reading (proofs and roots of a read snapshot).
+    #[error("trie store opened read-only")]
+    ReadOnly,
+    /// A stored node is missing or does not decode: the database is damaged.
+    #[error("corrupt trie node: {0}")]
+    Corrupt(String),
+}
+
+/// First key byte of account-trie nodes.
+const ACCOUNT_TRIE: u8 = 0x00;
+/// First key byte of storage-trie nodes.
+const STORAGE_TRIE: u8 = 0x01;
+
+/// Store-key prefix of the account trie.
+fn account_prefix() -> [u8; 1] {
+    [ACCOUNT_TRIE]
+}
+
+/// Store-key prefix of one account's storage trie (by hashed address).
+fn storage_prefix(hashed_address: &B256) -> [u8; 33] {
+    let mut prefix = [0u8; 33];
+    prefix[0] = STORAGE_TRIE;
+    prefix[1..].copy_from_slice(hashed_address.as_slice());
+    prefix
+}
+
+/// RLP of the account leaf `[nonce, balance, storageRoot, codeHash]`.
+fn encode_account(info: &AccountState, storage_root: B256) -> Vec<u8> {
+    alloy_rlp::encode(TrieAccount::new(
+        info.nonce,
+        info.balance,
+        storage_root,
+        info.code_hash,
+    ))
+}
+
+/// Storage-trie key and leaf value of a slot write (`None` deletes: the value is zero).
+fn slot_update(slot: U256, value: U256) -> (B256, Option<Vec<u8>>) {
+    (
+        keccak256(slot.to_be_bytes::<32>()),
+        (!value.is_zero()).then(|| alloy_rlp::encode(value)),
+    )
+}
+
+/// Apply one block's changes (accounts sorted by address or not — handle both) and return the new state root.
+///
+/// For each change: info `None` deletes the account leaf and its whole storage trie;
+/// `storage_wiped` drops the storage trie first; then storage slot writes are applied (value zero
+/// deletes the slot). Several changes for one address are applied in order.
+pub fn apply_changes<S: TrieStore>(
+    store: &mut S,
+    changes: &[AccountChange],
+) -> Result<B256, TrieError> {
+    let mut ordered: Vec<(B256, &AccountChange)> = changes
+        .iter()
+        .map(|change| (keccak256(change.address), change))
+        .collect();
+    // Stable: changes for one address keep their order.
+    ordered.sort_by_key(|(hashed, _)| *hashed);
+    let mut account_updates = Vec::with_capacity(ordered.len());
+    for (hashed, change) in ordered {
+        let prefix = storage_prefix(&hashed);
+        if change.info.is_none() || change.storage_wiped {
+            store.delete_prefix(&prefix)?;
+        }
+        let leaf = match &change.info {
+            None => None,
+            Some(info) => {
+                let slots = change
+                    .storage
+                    .iter()
+                    .map(|(slot, value)| slot_update(*slot, *value));
+                let storage_root =
+                    TrieUpdater::new(&mut *store, &prefix).apply(&prepare(slots.collect()))?;
+                Some(encode_account(info, storage_root))
+            }
+        };
+        account_updates.push((hashed, leaf));
+    }
+    TrieUpdater::new(store, &account_prefix()).apply(&prepare(account_updates))
+}
+
+/// Current state root (`EMPTY_ROOT_HASH` for an empty trie) without changes.
+pub fn state_root<S: TrieStore>(store: &S) -> Result<B256, TrieError> {
+    trie_root(store, &account_prefix())
+}
+
+/// Storage root of one account as currently stored (`EMPTY_ROOT_HASH` when it has none).
+pub fn storage_root<S: TrieStore>(store: &S, address: Address) -> Result<B256, TrieError> {
+    trie_root(store, &storage_prefix(&keccak256(address)))
+}
+
+/// Root of a trie over `(hashed key, leaf value)` pairs, built from scratch.
+fn root_from_scratch(mut leaves: Vec<(B256, Vec<u8>)>) -> B256 {
+    leaves.sort_by_key(|(key, _)| *key);
+    let mut builder = HashBuilder::default();
+    for (key, value) in &leaves {
+        builder.add_leaf(Nibbles::unpack(key), value);
+    }
+    builder.root()
+}
+
+/// Reference: root from scratch with `alloy_trie::HashBuilder` over a full account set (used for
+/// genesis checks and tests).
+///
+/// Zero-valued slots are skipped; for a repeated slot (or address) the last entry wins.
+pub fn state_root_from_scratch(
+    accounts: impl IntoIterator<Item = (Address, AccountState, Vec<(U256, U256)>)>,
+) -> B256 {
+    let mut by_key = std::collections::BTreeMap::new();
+    for (address, info, storage) in accounts {
+        let mut slots = std::collections::BTreeMap::new();
+        for (slot, value) in storage {
+            let (key, leaf) = slot_update(slot, value);
+            slots.insert(key, leaf);
+        }
+        let slots: Vec<_> = slots
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect();
+        let storage_root = if slots.is_empty() {
+            EMPTY_ROOT_HASH
+        } else {
+            root_from_scratch(slots)
+        };
+        by_key.insert(keccak256(address), encode_account(&info, storage_root));
+    }
+    root_from_scratch(by_key.into_iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::tests::{TRIE_HISTORY, TRIE_NODES};
+    use std::{collections::BTreeMap, str::FromStr};
+
+    use alloy_primitives::Bytes;
+    use alloy_trie::{proof::verify_proof, KECCAK_EMPTY};
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+
+    use super::{update::tests::walk_trie, *};
+
+    type GenesisAccount = (Address, AccountState, Vec<(U256, U256)>);
+    type Model = BTreeMap<Address, (AccountState, BTreeMap<U256, U256>)>;
+
+    fn scratch(model: &Model) -> B256 {
+        state_root_from_scratch(
+            model
+                .iter()
+                .map(|(a, (info, slots))| (*a, *info, slots.clone().into_iter().collect())),
+        )
+    }
+
+    fn scratch_storage_root(slots: &BTreeMap<U256, U256>) -> B256 {
+        let leaves: Vec<_> = slots
+            .iter()
+            .filter_map(|(s, v)| match slot_update(*s, *v) {
+                (k, Some(v)) => Some((k, v)),
+                _ => None,
+            })
+            .collect();
+        if leaves.is_empty() {
+            EMPTY_ROOT_HASH
+        } else {
+            root_from_scratch(leaves)
+        }
+    }
+
+    fn apply_to_model(model: &mut Model, change: &AccountChange) {
+        let Some(info) = change.info else {
+            model.remove(&change.address);
+            return;
+        };
+        let entry = model.entry(change.address).or_default();
+        if change.storage_wiped {
+            entry.1.clear();
+        }
+        for (slot, value) in &change.storage {
+            if value.is_zero() {
+                entry.1.remove(slot);
+            } else {
+                entry.1.insert(*slot, *value);
+            }
+        }
+        entry.0 = info;
+    }
+
+    /// Every stored node is reachable from the roots and every reference matches its child.
+    fn assert_no_stale_nodes(store: &MemoryTrieStore) {
+        let (mut nodes, accounts) = walk_trie(store, &account_prefix());
+        for (hashed, _) in &accounts {
+            let (storage_nodes, _) = walk_trie(store, &storage_prefix(hashed));
+            nodes.extend(storage_nodes);
+        }
+        let stored: Vec<_> = store.iter().map(|(k, _)| k.to_vec()).collect();
+        assert_eq!(stored, nodes.into_iter().collect::<Vec<_>>());
+    }
+
+    fn random_change(rng: &mut StdRng, pool: &[Address]) -> AccountChange {
+        let address = pool[rng.gen_range(0..pool.len())];
+        if rng.gen_bool(0.2) {
+            return AccountChange {
+                address,
+                info: None,
+                new_code: None,
+                storage_wiped: false,
+                storage: vec![],
+            };
+        }
+        let balance = if rng.gen_bool(0.5) {
+            U256::from(rng.gen::<u8>())
+        } else {
+            U256::from(rng.gen::<u128>())
+        };
+        let code_hash = if rng.gen_bool(0.7) {
+            KECCAK_EMPTY
+        } else {
+            B256::from(U256::from(rng.gen::<u64>()))
+        };
+        let storage = (0..rng.gen_range(0..6))
+            .map(|_| {
+                let slot = U256::from(rng.gen_range(0..40u64));
+                let value = if rng.gen_bool(0.3) {
+                    U256::ZERO
+                } else {
+                    U256::from(rng.gen_range(1..1000u64))
+                };
+                (slot, value)
+            })
+            .collect();
+        AccountChange {
+            address,
+            info: Some(AccountState {
+                nonce: rng.gen_range(0..5),
+                balance,
+                code_hash,
+            }),
+            new_code: None,
+            storage_wiped: rng.gen_bool(0.1),
+            storage,
+        }
+    }
+
+    #[test]
+    fn incremental_root_equals_from_scratch_over_random_blocks_and_deleting_all_empties_the_store()
+    {
+        let mut rng = StdRng::seed_from_u64(42);
+        let pool: Vec<Address> = (0..300u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut store = MemoryTrieStore::new();
+        let mut model = Model::new();
+        for step in 0..400 {
+            let count = if step % 50 == 0 {
+                120
+            } else {
+                rng.gen_range(1..12)
+            };
+            let mut changes: Vec<_> = (0..count).map(|_| random_change(&mut rng, &pool)).collect();
+            if rng.gen_bool(0.5) {
+                changes.sort_by_key(|c| c.address);
+            }
+            for change in &changes {
+                apply_to_model(&mut model, change);
+            }
+            let root = apply_changes(&mut store, &changes).unwrap();
+            assert_eq!(root, scratch(&model), "step {step}");
+            assert_eq!(state_root(&store).unwrap(), root);
+            for change in &changes {
+                let expected = model
+                    .get(&change.address)
+                    .map_or(EMPTY_ROOT_HASH, |(_, s)| scratch_storage_root(s));
+                assert_eq!(
+                    storage_root(&store, change.address).unwrap(),
+                    expected,
+                    "step {step}"
+                );
+            }
+            if step % 20 == 0 {
+                assert_no_stale_nodes(&store);
+            }
+        }
+        assert_no_stale_nodes(&store);
+        let deletes: Vec<_> = model
+            .keys()
+            .map(|address| AccountChange {
+                address: *address,
+                info: None,
+                new_code: None,
+                storage_wiped: false,
+                storage: vec![],
+            })
+            .collect();
+        assert_eq!(
+            apply_changes(&mut store, &deletes).unwrap(),
+            EMPTY_ROOT_HASH
+        );
+        assert_eq!(state_root(&store).unwrap(), EMPTY_ROOT_HASH);
+        assert!(store.is_empty());
+    }
+
+    #[test]
+    fn empty_block_keeps_root_and_empty_trie_has_empty_root() {
+        let mut store = MemoryTrieStore::new();
+        assert_eq!(state_root(&store).unwrap(), EMPTY_ROOT_HASH);
+        assert_eq!(apply_changes(&mut store, &[]).unwrap(), EMPTY_ROOT_HASH);
+        assert_eq!(state_root_from_scratch([]), EMPTY_ROOT_HASH);
+    }
+
+    /// `testdata/genesis/<name>.json` of the repository root, or its `.json.gz` (large files).
+    fn read_genesis(name: &str) -> serde_json::Value {
+        let base = format!(
+            "{}/../../testdata/genesis/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let gz = format!("{base}.gz");
+        if std::path::Path::new(&gz).exists() {
+            let file = std::fs::File::open(&gz).unwrap();
+            serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
+                .unwrap()
+        } else {
+            serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap()
+        }
+    }
+
+    /// Accounts of a genesis file as `(address, state, storage)` and its published state root.
+    fn genesis_accounts(name: &str) -> (Vec<GenesisAccount>, B256) {
+        let json = read_genesis(name);
+        let root = B256::from_str(json["stateRoot"].as_str().unwrap()).unwrap();
+        let mut accounts = Vec::new();
+        for (address, account) in json["alloc"].as_object().unwrap() {
+            let address = Address::from_str(address).unwrap();
+            let number = |v: &serde_json::Value| U256::from_str(v.as_str().unwrap()).unwrap();
+            let balance = account.get("balance").map_or(U256::ZERO, number);
+            let nonce = account.get("nonce").map_or(0, |n| number(n).to::<u64>());
+            let code_hash = account
+                .get("code")
+                .map(|c| Bytes::from_str(c.as_str().unwrap()).unwrap())
+                .filter(|c| !c.is_empty())
+                .map_or(KECCAK_EMPTY, keccak256);
+            let storage = account
+                .get("storage")
+                .and_then(|s| s.as_object())
+                .map(|s| {
+                    s.iter()
+                        .map(|(k, v)| {
+                            let word = |x: &str| U256::from_be_bytes(B256::from_str(x).unwrap().0);
+                            (word(k), word(v.as_str().unwrap()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            accounts.push((
+                address,
+                AccountState {
+                    nonce,
+                    balance,
+                    code_hash,
+                },
+                storage,
+            ));
+        }
+        (accounts, root)
+    }
+
+    fn check_genesis(name: &str) {
+        let (accounts, expected) = genesis_accounts(name);
+        assert_eq!(
+            state_root_from_scratch(accounts.clone()),
+            expected,
+            "{name} from scratch"
+        );
+        let changes: Vec<_> = accounts
+            .into_iter()
+            .map(|(address, info, storage)| AccountChange {
+                address,
+                info: Some(info),
+                new_code: None,
+                storage_wiped: false,
+                storage,
+            })
+            .collect();
+        let mut store = MemoryTrieStore::new();
+        assert_eq!(
+            apply_changes(&mut store, &changes).unwrap(),
+            expected,
+            "{name} incremental"
+        );
+        // Applied again in small blocks onto a fresh store, in reverse order.
+        let mut store = MemoryTrieStore::new();
+        let mut root = EMPTY_ROOT_HASH;
+        for chunk in changes.rchunks(500) {
+            root = apply_changes(&mut store, chunk).unwrap();
+        }
+        assert_eq!(root, expected, "{name} incremental in blocks");
+    }
+
+    #[test]
+    fn mainnet_genesis_state_root_matches_published_root() {
+        check_genesis("mainnet");
+    }
+
+    #[test]
+    fn sepolia_genesis_state_root_matches_published_root() {
+        check_genesis("sepolia");
+    }
+
+    #[test]
+    fn holesky_genesis_with_code_and_storage_matches_published_root() {
+        check_genesis("holesky");
+    }
+
+    #[test]
+    fn account_and_storage_proofs_verify_against_the_roots() {
+        let mut rng = StdRng::seed_from_u64(3);
+        let pool: Vec<Address> = (0..200u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut store = MemoryTrieStore::new();
+        let mut model = Model::new();
+        for _ in 0..20 {
+            let changes: Vec<_> = (0..30).map(|_| random_change(&mut rng, &pool)).collect();
+            changes.iter().for_each(|c| apply_to_model(&mut model, c));
+            apply_changes(&mut store, &changes).unwrap();
+        }
+        let root = state_root(&store).unwrap();
+        let slots: Vec<B256> = (0..45u64).map(|s| B256::from(U256::from(s))).collect();
+        let absent = Address::repeat_byte(0xee);
+        for address in pool.iter().copied().chain([absent]) {
+            let proof = account_proof(&store, address, &slots).unwrap();
+            let key = Nibbles::unpack(keccak256(address));
+            let expected = model
+                .get(&address)
+                .map(|(info, slots)| encode_account(info, scratch_storage_root(slots)));
+            assert_eq!(proof.account.map(alloy_rlp::encode), expected);
+            verify_proof(root, key, expected, &proof.account_proof).unwrap();
+            let storage = model
+                .get(&address)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default();
+            assert_eq!(proof.storage_root, scratch_storage_root(&storage));
+            for slot_proof in &proof.storage_proofs {
+                let value = storage
+                    .get(&U256::from_be_bytes(slot_proof.slot.0))
+                    .copied()
+                    .unwrap_or_default();
+                assert_eq!(slot_proof.value, value);
+                let expected = (!value.is_zero()).then(|| alloy_rlp::encode(value));
+                let key = Nibbles::unpack(keccak256(slot_proof.slot));
+                verify_proof(proof.storage_root, key, expected, &slot_proof.proof).unwrap();
+            }
+        }
+        let empty = account_proof(&MemoryTrieStore::new(), absent, &slots[..1]).unwrap();
+        verify_proof(
+            EMPTY_ROOT_HASH,
+            Nibbles::unpack(keccak256(absent)),
+            None,
+            &empty.account_proof,
+        )
+        .unwrap();
+    }
+
+    /// Blocks recorded through `HistoryRecorder`: the trie read at every earlier block (roots,
+    /// proofs) is the trie that block left, deletions and storage wipes included.
+    #[test]
+    fn trie_history_reads_every_earlier_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("trie.redb")).unwrap();
+        let mut rng = StdRng::seed_from_u64(11);
+        let pool: Vec<Address> = (0..60u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut memory = MemoryTrieStore::new();
+        let mut after = Vec::new();
+        for block in 0..25u64 {
+            let changes: Vec<_> = (0..12).map(|_| random_change(&mut rng, &pool)).collect();
+            apply_changes(&mut memory, &changes).unwrap();
+            after.push(memory.clone());
+            let tx = db.begin_write().unwrap();
+            {
+                let mut nodes = tx.open_table(TRIE_NODES).unwrap();
+                let mut history = tx.open_table(TRIE_HISTORY).unwrap();
+                let mut recorder = HistoryRecorder::new(&mut nodes, &mut history, block);
+                apply_changes(&mut recorder, &changes).unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let nodes = read.open_table(TRIE_NODES).unwrap();
+        let history = read.open_table(TRIE_HISTORY).unwrap();
+        let slots: Vec<B256> = (0..4u64).map(|i| B256::from(U256::from(i))).collect();
+        for (block, expected) in after.iter().enumerate() {
+            let at = TrieAt::new(&nodes, &history, block as u64);
+            assert_eq!(state_root(&at).unwrap(), state_root(expected).unwrap());
+            for address in pool.iter().step_by(7) {
+                assert_eq!(
+                    account_proof(&at, *address, &slots).unwrap(),
+                    account_proof(expected, *address, &slots).unwrap(),
+                    "block {block}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn redb_table_store_gives_same_roots_as_memory_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trie.redb");
+        let mut rng = StdRng::seed_from_u64(9);
+        let pool: Vec<Address> = (0..150u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut memory = MemoryTrieStore::new();
+        let mut last = EMPTY_ROOT_HASH;
+        for _ in 0..3 {
+            // Reopen the database each round: the trie persists, nothing is rebuilt.
+            let db = redb::Database::create(&path).unwrap();
+            for _ in 0..15 {
+                let changes: Vec<_> = (0..20).map(|_| random_change(&mut rng, &pool)).collect();
+                let expected = apply_changes(&mut memory, &changes).unwrap();
+                let tx = db.begin_write().unwrap();
+                let root = {
+                    let mut table = tx.open_table(TRIE_NODES).unwrap();
+                    assert_eq!(state_root(&table).unwrap(), last);
+                    apply_changes(&mut table, &changes).unwrap()
+                };
+                tx.commit().unwrap();
+                assert_eq!(root, expected);
+                last = root;
+            }
+        }
+        let db = redb::Database::create(&path).unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let read_table = read.open_table(TRIE_NODES).unwrap();
+        assert_eq!(state_root(&read_table).unwrap(), last);
+        let proof = account_proof(&read_table, pool[0], &[]).unwrap();
+        assert_eq!(proof, account_proof(&memory, pool[0], &[]).unwrap());
+        let tx = db.begin_write().unwrap();
+        let table = tx.open_table(TRIE_NODES).unwrap();
+        let stored: Vec<(Vec<u8>, Vec<u8>)> = redb::ReadableTable::iter(&table)
+            .unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (k.value().to_vec(), v.value().to_vec())
+            })
+            .collect();
+        let in_memory: Vec<_> = memory
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.to_vec()))
+            .collect();
+        assert_eq!(stored, in_memory);
+    }
+
+    /// Counts store operations of the wrapped store.
+    struct CountingStore<'a> {
+        inner: &'a mut MemoryTrieStore,
+        reads: std::cell::Cell<usize>,
+        ops: usize,
+    }
+
+    impl TrieStore for CountingStore<'_> {
+        fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+            self.reads.set(self.reads.get() + 1);
+            self.inner.get(key)
+        }
+        fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+            self.ops += 1;
+            self.inner.put(key, value)
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+            self.ops += 1;
+            self.inner.delete(key)
+        }
+        fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+            self.ops += 1;
+            self.inner.delete_prefix(prefix)
+        }
+    }
+
+    /// Store reads and writes of one 100-account block on top of `base` accounts.
+    fn block_store_ops(base: u64) -> (usize, usize) {
+        let account = |i: u64, nonce: u64| AccountChange {
+            address: Address::from_word(keccak256(i.to_be_bytes())),
+            info: Some(AccountState {
+                nonce,
+                balance: U256::from(i),
+                code_hash: KECCAK_EMPTY,
+            }),
+            new_code: None,
+            storage_wiped: false,
+            storage: vec![],
+        };
+        let mut store = MemoryTrieStore::new();
+        apply_changes(
+            &mut store,
+            &(0..base).map(|i| account(i, 1)).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let block: Vec<_> = (0..100).map(|i| account(i * (base / 100), 2)).collect();
+        let mut counting = CountingStore {
+            inner: &mut store,
+            reads: Default::default(),
+            ops: 0,
+        };
+        apply_changes(&mut counting, &block).unwrap();
+        (counting.reads.get(), counting.ops)
+    }
+
+    #[test]
+    fn block_store_ops_grow_with_touched_accounts_not_state_size() {
+        let (small_reads, small_writes) = block_store_ops(1_000);
+        let (large_reads, large_writes) = block_store_ops(30_000);
+        // Only nodes on the 100 touched paths are read and rewritten: about the trie depth (3 to
+        // 5 here) per account, plus one storage-root read each.
+        assert!(
+            large_writes <= 100 * 6,
+            "{large_writes} writes for 100 accounts"
+        );
+        assert!(
+            large_reads <= 100 * 7,
+            "{large_reads} reads for 100 accounts"
+        );
+        assert!(
+            large_writes < small_writes * 2,
+            "writes: {small_writes} vs {large_writes}"
+        );
+        assert!(
+            large_reads < small_reads * 2,
+            "reads: {small_reads} vs {large_reads}"
+        );
+    }
+}

@@ -1,0 +1,373 @@
+//! Key-value stores for trie nodes: the [`TrieStore`] trait, an in-memory store and redb tables.
+
+use std::collections::BTreeMap;
+
+use redb::ReadableTable;
+
+use super::TrieError;
+
+/// Key-value store of trie nodes. Keys are opaque byte strings built by this module.
+pub trait TrieStore {
+    /// The value stored under `key`, if any.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError>;
+    /// Store `value` under `key`, replacing any previous value.
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError>;
+    /// Remove `key` (no error when it is absent).
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError>;
+    /// Delete every key starting with `prefix` (used to wipe an account's storage trie).
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError>;
+}
+
+/// In-memory store (BTreeMap) for tests and benches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryTrieStore {
+    nodes: BTreeMap<Vec<u8>, Vec<u8>>,
+}
+
+impl MemoryTrieStore {
+    /// An empty store (the empty trie).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of stored entries (trie nodes).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// `true` when no node is stored.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// All stored entries in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.nodes.iter().map(|(k, v)| (k.as_slice(), v.as_slice()))
+    }
+}
+
+impl TrieStore for MemoryTrieStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(self.nodes.get(key).cloned())
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.nodes.insert(key.to_vec(), value.to_vec());
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.nodes.remove(key);
+        Ok(())
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        let keys: Vec<Vec<u8>> = self
+            .nodes
+            .range(prefix.to_vec()..)
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(prefix))
+            .cloned()
+            .collect();
+        for key in keys {
+            self.nodes.remove(&key);
+        }
+        Ok(())
+    }
+}
+
+/// redb-backed store over a table opened inside the caller's write transaction.
+impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.insert(key, value)?;
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.remove(key)?;
+        Ok(())
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        let mut keys = Vec::new();
+        for entry in self.range::<&[u8]>(prefix..)? {
+            let (key, _) = entry?;
+            let key = key.value();
+            if !key.starts_with(prefix) {
+                break;
+            }
+            keys.push(key.to_vec());
+        }
+        for key in keys {
+            self.remove(key.as_slice())?;
+        }
+        Ok(())
+    }
+}
+
+/// Read-only redb table (a read transaction), for [`super::state_root`], [`super::storage_root`]
+/// and [`super::account_proof`]: every write fails with [`TrieError::ReadOnly`].
+impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
+    }
+
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+}
+
+fn history_key(key: &[u8], block: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + 9);
+    k.push(u8::try_from(key.len()).expect("trie keys are at most 97 bytes"));
+    k.extend_from_slice(key);
+    k.extend_from_slice(&block.to_be_bytes());
+    k
+}
+
+type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+
+/// The node table of a write transaction, recording in trie history table (`l2node_storage::tables::TRIE_HISTORY`) the value of every key
+/// the first time `block` changes it, so that [`TrieAt`] can read the trie of any earlier block.
+/// One recorder serves one block.
+pub struct HistoryRecorder<'a, 't> {
+    nodes: &'a mut NodeTable<'t>,
+    history: &'a mut NodeTable<'t>,
+    block: u64,
+    recorded: std::collections::HashSet<Vec<u8>>,
+}
+
+impl<'a, 't> HistoryRecorder<'a, 't> {
+    /// Records the changes of `block` to `nodes` in `history`.
+    pub fn new(nodes: &'a mut NodeTable<'t>, history: &'a mut NodeTable<'t>, block: u64) -> Self {
+        Self {
+            nodes,
+            history,
+            block,
+            recorded: Default::default(),
+        }
+    }
+
+    fn record(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        if !self.recorded.insert(key.to_vec()) {
+            return Ok(());
+        }
+        let old = match ReadableTable::get(self.nodes, key)? {
+            Some(node) => [&[1u8][..], node.value()].concat(),
+            None => vec![0],
+        };
+        self.history
+            .insert(history_key(key, self.block).as_slice(), old.as_slice())?;
+        Ok(())
+    }
+}
+
+impl TrieStore for HistoryRecorder<'_, '_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        TrieStore::get(self.nodes, key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.record(key)?;
+        self.nodes.put(key, value)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.record(key)?;
+        self.nodes.delete(key)
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        let mut keys = Vec::new();
+        for entry in self.nodes.range::<&[u8]>(prefix..)? {
+            let (key, _) = entry?;
+            if !key.value().starts_with(prefix) {
+                break;
+            }
+            keys.push(key.value().to_vec());
+        }
+        for key in keys {
+            self.delete(&key)?;
+        }
+        Ok(())
+    }
+}
+
+/// Read-only view of the trie as it stood after `block`: a key changed by a later block reads the
+/// value recorded before its first such change; any other key reads the current node.
+pub struct TrieAt<'a, T> {
+    nodes: &'a T,
+    history: &'a T,
+    block: u64,
+}
+
+impl<'a, T> TrieAt<'a, T> {
+    /// The trie after `block`, over a node table and its trie history table (`l2node_storage::tables::TRIE_HISTORY`).
+    pub fn new(nodes: &'a T, history: &'a T, block: u64) -> Self {
+        Self {
+            nodes,
+            history,
+            block,
+        }
+    }
+}
+
+impl<T: ReadableTable<&'static [u8], &'static [u8]>> TrieStore for TrieAt<'_, T> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        if let Some(next) = self.block.checked_add(1) {
+            let from = history_key(key, next);
+            let to = history_key(key, u64::MAX);
+            if let Some(entry) = self.history.range(from.as_slice()..=to.as_slice())?.next() {
+                let (_, old) = entry?;
+                return Ok(match old.value().split_first() {
+                    Some((1, node)) => Some(node.to_vec()),
+                    Some((0, [])) => None,
+                    _ => return Err(TrieError::Corrupt(format!("trie history of {key:?}"))),
+                });
+            }
+        }
+        Ok(self.nodes.get(key)?.map(|v| v.value().to_vec()))
+    }
+
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
+}
+
+/// Writes kept in memory over a read-only trie (eth_simulateV1's blocks over a stored block):
+/// reads see the writes first, then the base, except under a deleted prefix.
+pub struct OverlayTrie<'a> {
+    base: &'a dyn TrieStore,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Prefixes deleted in the overlay: the base's keys under them read as absent.
+    wiped: Vec<Vec<u8>>,
+}
+
+impl<'a> OverlayTrie<'a> {
+    /// An overlay with no writes yet over `base`.
+    pub fn new(base: &'a dyn TrieStore) -> Self {
+        Self {
+            base,
+            writes: BTreeMap::new(),
+            wiped: Vec::new(),
+        }
+    }
+}
+
+impl TrieStore for OverlayTrie<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        if let Some(value) = self.writes.get(key) {
+            return Ok(value.clone());
+        }
+        if self.wiped.iter().any(|p| key.starts_with(p)) {
+            return Ok(None);
+        }
+        self.base.get(key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.writes.insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.writes.insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        self.writes.retain(|k, _| !k.starts_with(prefix));
+        self.wiped.push(prefix.to_vec());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use redb::TableDefinition;
+
+    /// Test tables laid out as storage's `trie_nodes` and `trie_history`.
+    pub(crate) const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
+        TableDefinition::new("trie_nodes");
+    pub(crate) const TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
+        TableDefinition::new("trie_history");
+
+    use super::*;
+
+    fn exercise(store: &mut impl TrieStore) {
+        store.put(&[1, 2], b"a").unwrap();
+        store.put(&[1, 2, 3], b"b").unwrap();
+        store.put(&[1, 3], b"c").unwrap();
+        store.put(&[0], b"d").unwrap();
+        assert_eq!(store.get(&[1, 2]).unwrap().as_deref(), Some(&b"a"[..]));
+        store.delete_prefix(&[1, 2]).unwrap();
+        assert_eq!(store.get(&[1, 2]).unwrap(), None);
+        assert_eq!(store.get(&[1, 2, 3]).unwrap(), None);
+        assert_eq!(store.get(&[1, 3]).unwrap().as_deref(), Some(&b"c"[..]));
+        store.delete(&[0]).unwrap();
+        store.delete(&[0]).unwrap();
+        assert_eq!(store.get(&[0]).unwrap(), None);
+    }
+
+    #[test]
+    fn overlay_reads_its_writes_over_the_base_and_hides_wiped_prefixes() {
+        let mut base = MemoryTrieStore::new();
+        base.put(&[1, 2], b"base").unwrap();
+        base.put(&[1, 2, 3], b"deep").unwrap();
+        base.put(&[7], b"other").unwrap();
+        let mut overlay = OverlayTrie::new(&base);
+        exercise(&mut overlay);
+        assert_eq!(overlay.get(&[7]).unwrap().as_deref(), Some(&b"other"[..]));
+        overlay.delete_prefix(&[7]).unwrap();
+        assert_eq!(overlay.get(&[7]).unwrap(), None);
+        overlay.put(&[7, 1], b"new").unwrap();
+        assert_eq!(overlay.get(&[7, 1]).unwrap().as_deref(), Some(&b"new"[..]));
+        assert_eq!(base.get(&[1, 2]).unwrap().as_deref(), Some(&b"base"[..]));
+    }
+
+    #[test]
+    fn memory_store_delete_prefix_removes_only_prefixed_keys() {
+        let mut store = MemoryTrieStore::new();
+        exercise(&mut store);
+        assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn redb_store_delete_prefix_removes_only_prefixed_keys_and_read_only_table_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = redb::Database::create(dir.path().join("t.redb")).unwrap();
+        let tx = db.begin_write().unwrap();
+        {
+            let mut table = tx.open_table(TRIE_NODES).unwrap();
+            exercise(&mut table);
+        }
+        tx.commit().unwrap();
+        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
+        let mut table = read.open_table(TRIE_NODES).unwrap();
+        assert_eq!(
+            TrieStore::get(&table, &[1, 3]).unwrap().as_deref(),
+            Some(&b"c"[..])
+        );
+        assert!(table.put(&[9], b"x").is_err());
+    }
+}
