@@ -1,4 +1,4 @@
-// Rebuilds contracts/artifacts/{Karma,KarmaTiers}.json from contracts/src with the pinned
+// Rebuilds crates/node/contracts/{Karma,KarmaTiers}.json (the node crate embeds them) from contracts/src with the pinned
 // solc-js (package.json): abi, creation and runtime bytecode, storage layout, the compiler
 // version and the sha256 of the source. Deterministic: no metadata hash in the bytecode.
 //   node build.mjs           write the artifacts
@@ -34,7 +34,10 @@ if (errors.length) {
 }
 
 let stale = 0;
-mkdirSync(join(root, 'artifacts'), { recursive: true });
+// The artifacts live in the node crate, which embeds them (bytecode) and generates its
+// bindings from their ABI, so the crate builds on its own (`cargo package`).
+const artifacts = join(root, '..', 'crates', 'node', 'contracts');
+mkdirSync(artifacts, { recursive: true });
 for (const name of CONTRACTS) {
   const c = out.contracts[`${name}.sol`][name];
   const artifact = {
@@ -47,7 +50,7 @@ for (const name of CONTRACTS) {
     storageLayout: c.storageLayout.storage.map(({ label, slot, offset, type }) => ({ label, slot, offset, type })),
   };
   const text = JSON.stringify(artifact, null, 2) + '\n';
-  const path = join(root, 'artifacts', `${name}.json`);
+  const path = join(artifacts, `${name}.json`);
   if (check) {
     if (!existsSync(path) || readFileSync(path, 'utf8') !== text) {
       console.error(`${name}: committed artifact is stale; run: node contracts/build.mjs`);

@@ -66,7 +66,7 @@ fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
         ..Default::default()
     };
     let built =
-        executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
+        executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
     drop(state);
     let n = built.transactions.len();
     assert!(

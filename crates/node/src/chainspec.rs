@@ -70,8 +70,9 @@ pub struct ChainSpec {
     /// The `config.karma` section; `None` for a plain EVM chain (no gasless path).
     pub karma: Option<KarmaConfig>,
     /// The merge block of a chain whose config gives only a terminal total difficulty (no
-    /// `mergeNetsplitBlock`): the first block whose parent reached it, found by the chain.
-    merge_block: std::sync::OnceLock<u64>,
+    /// `mergeNetsplitBlock`): the first block whose parent reached it, found by the chain,
+    /// which then builds a new spec with [`ChainSpec::with_merge_block`].
+    merge_block: Option<u64>,
 }
 
 impl ChainSpec {
@@ -160,7 +161,7 @@ impl ChainSpec {
             clique: config.clique,
             karma,
             genesis,
-            merge_block: std::sync::OnceLock::new(),
+            merge_block: None,
         })
     }
 
@@ -186,14 +187,16 @@ impl ChainSpec {
         let c = &self.genesis.config;
         let ttd = c.terminal_total_difficulty.filter(|t| !t.is_zero())?;
         let scheduled = c.merge_netsplit_block.is_some() || c.terminal_total_difficulty_passed;
-        (!scheduled && self.merge_block.get().is_none()).then_some(ttd)
+        (!scheduled && self.merge_block.is_none()).then_some(ttd)
     }
 
-    /// Records that the merge happened at block `number` (the first block whose parent's total
-    /// difficulty reached the terminal total difficulty); from then on Paris is active there.
-    pub fn set_merge_block(&self, number: u64) {
-        if self.merge_block.set(number).is_ok() {
-            tracing::info!(target: "l2node::chain", number, "the merge: proof of stake from this block");
+    /// This spec with the merge at block `number` (the first block whose parent's total
+    /// difficulty reached the terminal total difficulty): Paris is active from there. A spec
+    /// never changes once built; the chain replaces its spec with this one.
+    pub fn with_merge_block(&self, number: u64) -> Self {
+        Self {
+            merge_block: Some(number),
+            ..self.clone()
         }
     }
 
@@ -439,8 +442,8 @@ fn fork_times(c: &alloy_genesis::ChainConfig) -> [(EthereumHardfork, Option<u64>
 
 impl EthereumHardforks for ChainSpec {
     fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
-        match (fork, self.merge_block.get()) {
-            (EthereumHardfork::Paris, Some(&block)) => ForkCondition::TTD {
+        match (fork, self.merge_block) {
+            (EthereumHardfork::Paris, Some(block)) => ForkCondition::TTD {
                 activation_block_number: block,
                 fork_block: None,
                 total_difficulty: self

@@ -95,7 +95,7 @@ pub fn build_next(
         )
     });
     executor::build_block(
-        chain.spec(),
+        &chain.spec(),
         &state,
         &next.parent.header,
         next.attributes(),

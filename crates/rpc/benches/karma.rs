@@ -94,7 +94,7 @@ fn seal_empty_block(chain: &Chain) {
     let next = chain.next_block();
     let state = chain.storage().state_at(None).unwrap();
     let built = executor::build_block(
-        chain.spec(),
+        &chain.spec(),
         &state,
         &next.parent.header,
         next.attributes(),

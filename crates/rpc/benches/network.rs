@@ -103,7 +103,7 @@ fn build_chain(dir: &Path, blocks: u64, per_block: u64) {
             ..Default::default()
         };
         let built =
-            executor::build_block(chain.spec(), &state, &head.header, attrs, txs.into_iter())
+            executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter())
                 .unwrap();
         drop(state);
         assert!(built.invalid.is_empty());

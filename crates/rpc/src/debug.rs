@@ -61,7 +61,7 @@ impl EthRpc {
                 body: b.body,
             };
             Ok(executor::trace_block(
-                chain.spec(),
+                &chain.spec(),
                 &parent,
                 &block,
                 &b.senders,
@@ -247,7 +247,7 @@ impl EthRpc {
                 if n == 0 {
                     // The genesis block has no transactions to replay.
                     return Ok(Some(f(
-                        chain.spec(),
+                        &chain.spec(),
                         &storage.state_at(Some(0))?,
                         &block,
                         &[],
@@ -255,7 +255,7 @@ impl EthRpc {
                     )?));
                 }
                 let parent = storage.state_at(Some(n - 1))?;
-                Ok(Some(f(chain.spec(), &parent, &block, &b.senders, index)?))
+                Ok(Some(f(&chain.spec(), &parent, &block, &b.senders, index)?))
             })
             .await?)
     }

@@ -198,7 +198,7 @@ impl EthApiServer for EthRpc {
 
     async fn blob_base_fee(&self) -> JsonRpcResult<Option<U256>> {
         let head = self.chain.head();
-        Ok(l2node_node::fees::blob_base_fee(self.chain.spec(), &head.header).map(U256::from))
+        Ok(l2node_node::fees::blob_base_fee(&self.chain.spec(), &head.header).map(U256::from))
     }
 
     async fn coinbase(&self) -> JsonRpcResult<Address> {
@@ -227,7 +227,7 @@ impl EthApiServer for EthRpc {
             let blocks = chain
                 .storage()
                 .with_trie_at(header.number, |trie| {
-                    executor::simulate(spec, &state, trie, &header, payload, gas_cap)
+                    executor::simulate(&spec, &state, trie, &header, payload, gas_cap)
                 })?
                 .map_err(|first| {
                     RpcError::NotFound(format!(

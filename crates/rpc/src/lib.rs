@@ -153,7 +153,11 @@ impl std::str::FromStr for Namespace {
             .into_iter()
             .find(|n| n.prefix().eq_ignore_ascii_case(s.trim()))
             .ok_or_else(|| {
-                format!("unknown API namespace \"{s}\": use a comma-separated list of ETH, NET, WEB3, TXPOOL, L2, L2ADMIN, ADMIN, DEBUG, TRACE, OTS")
+                let all: Vec<String> = Self::ALL.iter().map(Self::to_string).collect();
+                format!(
+                    "unknown API namespace \"{s}\": use a comma-separated list of {}",
+                    all.join(", ")
+                )
             })
     }
 }

@@ -125,7 +125,8 @@ pub struct NewBlock {
 pub struct Chain {
     genesis: B256,
     storage: Storage,
-    spec: Arc<ChainSpec>,
+    /// Replaced (never changed) when the merge by total difficulty is found.
+    spec: RwLock<Arc<ChainSpec>>,
     head: RwLock<Arc<Head>>,
     write: Mutex<()>,
     blocks: broadcast::Sender<Arc<NewBlock>>,
@@ -217,7 +218,11 @@ impl Chain {
                 storage.header(n)?.expect("head header exists")
             }
         };
-        let total_difficulty = Mutex::new(find_merge(&storage, &spec, head.number)?);
+        let (spec, total_difficulty) = match find_merge(&storage, &spec, head.number)? {
+            Merge::At(number) => (Arc::new(spec.with_merge_block(number)), None),
+            Merge::Awaited(td) => (spec, td),
+        };
+        let total_difficulty = Mutex::new(total_difficulty);
         let (blocks, _) = broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER);
         let genesis = storage
             .header(0)?
@@ -230,7 +235,7 @@ impl Chain {
                 hash: head.hash_slow(),
                 header: head,
             })),
-            spec,
+            spec: RwLock::new(spec),
             write: Mutex::new(()),
             blocks,
             signers,
@@ -255,8 +260,8 @@ impl Chain {
     }
 
     /// The chain configuration.
-    pub fn spec(&self) -> &Arc<ChainSpec> {
-        &self.spec
+    pub fn spec(&self) -> Arc<ChainSpec> {
+        self.spec.read().clone()
     }
 
     /// The current head.
@@ -303,21 +308,24 @@ impl Chain {
         check(number, "parent hash", block.header.parent_hash, parent.hash)?;
         check(number, "number", number, parent.header.number + 1)?;
         let mut total_difficulty = self.total_difficulty.lock();
-        if let (Some(ttd), Some(td)) = (self.spec.awaits_merge(), *total_difficulty) {
+        let mut spec = self.spec();
+        if let (Some(ttd), Some(td)) = (spec.awaits_merge(), *total_difficulty) {
             if td >= ttd {
                 // The parent reached the terminal total difficulty: this is the first block of
                 // proof of stake (geth's rule), whatever it claims.
-                self.spec.set_merge_block(number);
+                tracing::info!(target: "l2node::chain", number, "the merge: proof of stake from this block");
+                spec = Arc::new(spec.with_merge_block(number));
+                *self.spec.write() = spec.clone();
             }
         }
         // `open` refuses a Clique chain without signers.
-        if self.spec.clique.is_some() {
+        if spec.clique.is_some() {
             let signer = clique::signer(&block.header)?;
             if !self.signers.contains(&signer) {
                 return Err(clique::SealError::Unauthorized { number, signer }.into());
             }
         }
-        validate::before_execution(&self.spec, &parent.header, &block)?;
+        validate::before_execution(&spec, &parent.header, &block)?;
         check(
             number,
             "transactions root",
@@ -326,8 +334,8 @@ impl Chain {
         )?;
         let senders = recover_senders(number, &block.body.transactions)?;
         let state = self.storage.state_at(None)?;
-        let out = if self.spec.is_byzantium_active_at_block(number) {
-            executor::execute_block(&self.spec, &state, &block, &senders, None)
+        let out = if spec.is_byzantium_active_at_block(number) {
+            executor::execute_block(&spec, &state, &block, &senders, None)
         } else {
             // Receipts carry intermediate state roots: each over the parent's trie (the head's)
             // with the block's changes so far kept in memory.
@@ -339,7 +347,7 @@ impl Chain {
                             .map_err(|e| ExecError::Storage(e.into()))
                     };
                     executor::execute_block(
-                        &self.spec,
+                        &spec,
                         &state,
                         &block,
                         &senders,
@@ -383,7 +391,7 @@ impl Chain {
             })
         })?;
         *total_difficulty = match *total_difficulty {
-            Some(td) if self.spec.awaits_merge().is_some() => Some(td + header_difficulty),
+            Some(td) if spec.awaits_merge().is_some() => Some(td + header_difficulty),
             _ => None,
         };
         crate::metrics::block_imported(started.elapsed());
@@ -419,10 +427,10 @@ impl Chain {
         let header = built.header;
         let receipts = built.receipts;
         let withdrawals = self
-            .spec
+            .spec()
             .is_shanghai_active_at(header.timestamp)
             .then(Default::default);
-        let clique = self.spec.clique.is_some();
+        let clique = self.spec().clique.is_some();
         self.commit(number, &built.changes, true, move |root| {
             let mut header = header;
             header.state_root = root;
@@ -498,23 +506,29 @@ impl Chain {
 
 /// Recovers every sender, on all cores for large blocks: signature recovery (~50 µs each) is
 /// most of the cost of importing a block of plain transfers.
+/// Where a chain stands with the merge by total difficulty.
+enum Merge {
+    /// The merge is the stored block of this number.
+    At(u64),
+    /// Not reached yet: the head's total difficulty, on a chain that awaits the merge.
+    Awaited(Option<U256>),
+}
+
 /// On a chain that awaits the merge by total difficulty, finds it among the stored blocks (the
-/// first block whose parent reached the terminal total difficulty) and tells the spec; returns
-/// the head's total difficulty while the merge is still ahead. Reads every stored header once,
-/// at open, on such chains only.
-fn find_merge(storage: &Storage, spec: &ChainSpec, head: u64) -> Result<Option<U256>, ChainError> {
+/// first block whose parent reached the terminal total difficulty). Reads every stored header
+/// once, at open, on such chains only.
+fn find_merge(storage: &Storage, spec: &ChainSpec, head: u64) -> Result<Merge, ChainError> {
     let Some(ttd) = spec.awaits_merge() else {
-        return Ok(None);
+        return Ok(Merge::Awaited(None));
     };
     let mut td = U256::ZERO;
     for n in 0..=head {
         td += storage.header(n)?.map(|h| h.difficulty).unwrap_or_default();
         if td >= ttd && n < head {
-            spec.set_merge_block(n + 1);
-            return Ok(None);
+            return Ok(Merge::At(n + 1));
         }
     }
-    Ok(Some(td))
+    Ok(Merge::Awaited(Some(td)))
 }
 
 fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {

@@ -64,7 +64,7 @@ impl Chain {
             number: parent.header.number + 1,
             timestamp,
             base_fee: spec.next_base_fee(&parent.header),
-            gas_limit: super::validate::parent_gas_limit(spec, &parent.header),
+            gas_limit: super::validate::parent_gas_limit(&spec, &parent.header),
             chain_id: spec.chain_id,
             shanghai: spec.is_shanghai_active_at(timestamp),
             prague: spec.is_prague_active_at(timestamp),

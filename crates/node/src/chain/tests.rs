@@ -53,7 +53,7 @@ fn mine(
     let next = chain.next_block_at(chain.head().header.timestamp + 1);
     let state = chain.storage().state_at(None).unwrap();
     let built = executor::build_block(
-        chain.spec(),
+        &chain.spec(),
         &state,
         &next.parent.header,
         next.attributes(),

@@ -169,7 +169,7 @@ impl FeeOracle {
             any_blobs |= blob_params.is_some();
             history
                 .base_fee_per_blob_gas
-                .push(blob_base_fee(spec, h).unwrap_or_default());
+                .push(blob_base_fee(&spec, h).unwrap_or_default());
             history.blob_gas_used_ratio.push(match blob_params {
                 Some(p) if p.max_blob_gas_per_block() > 0 => {
                     h.blob_gas_used.unwrap_or_default() as f64 / p.max_blob_gas_per_block() as f64

@@ -16,73 +16,22 @@ use alloy_sol_types::SolEvent;
 use l2node_storage::{StateReader, StorageError};
 use l2node_trie::state::KarmaTier;
 
-alloy_sol_types::sol! {
+// The bindings are generated from the committed artifacts' ABI (`crates/node/contracts/`,
+// written by `contracts/build.mjs` from `contracts/src`), so they cannot drift from the contracts.
+alloy_sol_types::sol!(
     /// The `Karma` token (contracts/src/Karma.sol).
     #[derive(Debug, PartialEq, Eq)]
-    interface IKarma {
-        event Transfer(address indexed from, address indexed to, uint256 value);
-        event Approval(address indexed owner, address indexed spender, uint256 value);
-        event AccountSlashed(address indexed account, uint256 amount);
-        event OperatorSet(address indexed account, bool enabled);
-        event SlasherSet(address indexed account, bool enabled);
-        event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
-        error KarmaIsSoulbound();
-        error NotOwner();
-        error NotOperator();
-        error NotSlasher();
-        error ZeroAddress();
-        function name() external pure returns (string memory);
-        function symbol() external pure returns (string memory);
-        function decimals() external pure returns (uint8);
-        function totalSupply() external view returns (uint256);
-        function balanceOf(address account) external view returns (uint256);
-        function owner() external view returns (address);
-        function isOperator(address account) external view returns (bool);
-        function isSlasher(address account) external view returns (bool);
-        function MIN_SLASH() external view returns (uint256);
-        function allowance(address owner, address spender) external pure returns (uint256);
-        function transfer(address to, uint256 amount) external returns (bool);
-        function approve(address spender, uint256 amount) external returns (bool);
-        function transferFrom(address from, address to, uint256 amount) external returns (bool);
-        function transferOwnership(address newOwner) external;
-        function setOperator(address account, bool enabled) external;
-        function setSlasher(address account, bool enabled) external;
-        function mint(address to, uint256 amount) external;
-        function slash(address account) external returns (uint256 amount);
-    }
-
+    IKarma,
+    "contracts/Karma.json"
+);
+alloy_sol_types::sol!(
     /// The `KarmaTiers` table (contracts/src/KarmaTiers.sol).
     #[derive(Debug, PartialEq, Eq)]
-    interface IKarmaTiers {
-        struct Tier {
-            uint256 minKarma;
-            uint256 maxKarma;
-            string name;
-            uint32 txPerEpoch;
-        }
-        event TiersUpdated();
-        event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
-        error NotOwner();
-        error ZeroAddress();
-        error EmptyTiers();
-        error TooManyTiers(uint256 count);
-        error FirstTierMustStartAtZero(uint256 minKarma);
-        error NonContiguousTiers(uint256 index, uint256 expectedMin, uint256 minKarma);
-        error InvalidTierRange(uint256 index, uint256 minKarma, uint256 maxKarma);
-        error InvalidTierName(uint256 index, uint256 length);
-        error TierNotFound(uint8 id);
-        function owner() external view returns (address);
-        function MAX_TIERS() external view returns (uint256);
-        function MAX_NAME_LENGTH() external view returns (uint256);
-        function transferOwnership(address newOwner) external;
-        function updateTiers(Tier[] calldata tiers) external;
-        function getTierCount() external view returns (uint8);
-        function getTierById(uint8 id) external view returns (Tier memory);
-        function getTierIdByKarmaBalance(uint256 balance) external view returns (uint8);
-    }
-}
+    IKarmaTiers,
+    "contracts/KarmaTiers.json"
+);
 
-/// A committed artifact (`contracts/artifacts/*.json`, written by `contracts/build.mjs`).
+/// A committed artifact (`crates/node/contracts/*.json`, written by `contracts/build.mjs`).
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Artifact {
@@ -96,11 +45,9 @@ fn artifact(json: &str) -> Artifact {
 }
 
 static KARMA: LazyLock<Artifact> =
-    LazyLock::new(|| artifact(include_str!("../../../../contracts/artifacts/Karma.json")));
+    LazyLock::new(|| artifact(include_str!("../../contracts/Karma.json")));
 static TIERS: LazyLock<Artifact> = LazyLock::new(|| {
-    artifact(include_str!(
-        "../../../../contracts/artifacts/KarmaTiers.json"
-    ))
+    artifact(include_str!("../../contracts/KarmaTiers.json"))
 });
 
 /// Runtime bytecode of `Karma`.
@@ -425,8 +372,8 @@ mod tests {
         (built.changes, built.receipts)
     }
 
-    fn tier_arg(t: &KarmaTier) -> IKarmaTiers::Tier {
-        IKarmaTiers::Tier {
+    fn tier_arg(t: &KarmaTier) -> KarmaTiers::Tier {
+        KarmaTiers::Tier {
             minKarma: t.min_karma,
             maxKarma: t.max_karma,
             name: t.name.clone(),
@@ -495,14 +442,12 @@ mod tests {
         assert!(view(
             at,
             k,
-            IKarma::isOperatorCall {
-                account: p.operator
-            }
+IKarma::isOperatorCall(p.operator)
         )
         .unwrap());
-        assert!(!view(at, k, IKarma::isOperatorCall { account: p.slasher }).unwrap());
-        assert!(view(at, k, IKarma::isSlasherCall { account: p.slasher }).unwrap());
-        assert!(!view(at, k, IKarma::isSlasherCall { account: p.owner }).unwrap());
+        assert!(!view(at, k, IKarma::isOperatorCall(p.slasher)).unwrap());
+        assert!(view(at, k, IKarma::isSlasherCall(p.slasher)).unwrap());
+        assert!(!view(at, k, IKarma::isSlasherCall(p.owner)).unwrap());
         assert_eq!(view(at, t, IKarmaTiers::ownerCall {}).unwrap(), p.owner);
         assert_eq!(
             usize::from(view(at, t, IKarmaTiers::getTierCountCall {}).unwrap()),
@@ -655,69 +600,6 @@ mod tests {
         assert_eq!(state.storage(t, data).unwrap(), U256::ZERO);
     }
 
-    /// The `sol!` interfaces declare exactly the functions, events and errors of the artifacts.
-    #[test]
-    fn bindings_match_the_artifacts_abi() {
-        fn ty(p: &serde_json::Value) -> String {
-            let t = p["type"].as_str().unwrap();
-            match t.strip_prefix("tuple") {
-                Some(suffix) => {
-                    let inner: Vec<_> =
-                        p["components"].as_array().unwrap().iter().map(ty).collect();
-                    format!("({}){suffix}", inner.join(","))
-                }
-                None => t.to_owned(),
-            }
-        }
-        fn abi(json: &str, kind: &str) -> Vec<String> {
-            let artifact: serde_json::Value = serde_json::from_str(json).unwrap();
-            let mut out: Vec<String> = artifact["abi"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|item| item["type"] == kind)
-                .map(|item| {
-                    let inputs: Vec<_> =
-                        item["inputs"].as_array().unwrap().iter().map(ty).collect();
-                    format!("{}({})", item["name"].as_str().unwrap(), inputs.join(","))
-                })
-                .collect();
-            out.sort();
-            out
-        }
-        fn sorted(s: &[&str]) -> Vec<String> {
-            let mut v: Vec<String> = s.iter().map(|s| (*s).to_owned()).collect();
-            v.sort();
-            v
-        }
-        let karma = include_str!("../../../../contracts/artifacts/Karma.json");
-        let tiers = include_str!("../../../../contracts/artifacts/KarmaTiers.json");
-        assert_eq!(
-            sorted(IKarma::IKarmaCalls::SIGNATURES),
-            abi(karma, "function")
-        );
-        assert_eq!(
-            sorted(IKarma::IKarmaEvents::SIGNATURES),
-            abi(karma, "event")
-        );
-        assert_eq!(
-            sorted(IKarma::IKarmaErrors::SIGNATURES),
-            abi(karma, "error")
-        );
-        assert_eq!(
-            sorted(IKarmaTiers::IKarmaTiersCalls::SIGNATURES),
-            abi(tiers, "function")
-        );
-        assert_eq!(
-            sorted(IKarmaTiers::IKarmaTiersEvents::SIGNATURES),
-            abi(tiers, "event")
-        );
-        assert_eq!(
-            sorted(IKarmaTiers::IKarmaTiersErrors::SIGNATURES),
-            abi(tiers, "error")
-        );
-    }
-
     #[test]
     fn committed_bytecode_is_built_from_the_committed_sources() {
         use sha2::{Digest, Sha256};
@@ -727,7 +609,7 @@ mod tests {
             let hash = alloy_primitives::hex::encode(Sha256::digest(&source));
             assert_eq!(
                 hash, artifact.source_hash,
-                "contracts/src/{name}.sol changed since contracts/artifacts/{name}.json was built: run `node contracts/build.mjs` (npm install in contracts/ first) and commit the artifacts"
+                "contracts/src/{name}.sol changed since crates/node/contracts/{name}.json was built: run `node contracts/build.mjs` (npm install in contracts/ first) and commit the artifacts"
             );
         }
     }

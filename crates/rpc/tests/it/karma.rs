@@ -494,8 +494,8 @@ async fn estimate_of_a_reverting_call_answers_code_3_with_data() {
     // Karma is soulbound: transfer reverts with KarmaIsSoulbound().
     let data = Bytes::from(
         l2node_node::karma::contracts::IKarma::transferCall {
-            to: Address::ZERO,
-            amount: U256::from(1),
+            _0: Address::ZERO,
+            _1: U256::from(1),
         }
         .abi_encode(),
     );

@@ -12,7 +12,7 @@ use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev;
 use l2node_node::karma::{
     config::{check_tiers, default_tier_table, ONE_KARMA},
-    contracts::{read_balance, read_tiers, IKarma, IKarmaTiers},
+    contracts::{read_balance, read_tiers, IKarma, IKarmaTiers, KarmaTiers},
 };
 use l2node_trie::state::KarmaTier;
 
@@ -145,8 +145,8 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
         Some(a0),
         k,
         IKarma::transferCall {
-            to: a1,
-            amount: U256::from(1),
+            _0: a1,
+            _1: U256::from(1),
         },
     )
     .await
@@ -157,9 +157,9 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
         Some(a1),
         k,
         IKarma::transferFromCall {
-            from: a0,
-            to: a1,
-            amount: U256::from(1),
+            _0: a0,
+            _1: a1,
+            _2: U256::from(1),
         },
     )
     .await
@@ -170,8 +170,8 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
             &node,
             k,
             IKarma::allowanceCall {
-                owner: a0,
-                spender: a1
+                _0: a0,
+                _1: a1
             }
         )
         .await
@@ -183,8 +183,8 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
         &account(0),
         k,
         IKarma::approveCall {
-            spender: a1,
-            amount: U256::from(1),
+            _0: a1,
+            _1: U256::from(1),
         },
     )
     .await;
@@ -216,7 +216,7 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
     .await
     .unwrap_err();
     assert_error(&err, IKarma::NotOwner {});
-    assert!(!call(&node, k, IKarma::isOperatorCall { account: a1 })
+    assert!(!call(&node, k, IKarma::isOperatorCall(a1))
         .await
         .unwrap());
     let r = send(
@@ -230,19 +230,17 @@ async fn karma_token_is_soulbound_with_operator_mint_and_slashing() {
     )
     .await;
     assert_eq!(r["status"], "0x1");
-    assert!(call(&node, k, IKarma::isOperatorCall { account: a1 })
+    assert!(call(&node, k, IKarma::isOperatorCall(a1))
         .await
         .unwrap());
     assert!(call(
         &node,
         k,
-        IKarma::isSlasherCall {
-            account: seq.address()
-        }
+        IKarma::isSlasherCall(seq.address())
     )
     .await
     .unwrap());
-    assert!(!call(&node, k, IKarma::isSlasherCall { account: a1 })
+    assert!(!call(&node, k, IKarma::isSlasherCall(a1))
         .await
         .unwrap());
 
@@ -406,7 +404,7 @@ async fn tier_table_lookups_and_validation() {
         call(&node, t, IKarmaTiers::ownerCall {}).await.unwrap(),
         owner.address()
     );
-    let tier = |min: u64, max: U256, name: &str| IKarmaTiers::Tier {
+    let tier = |min: u64, max: U256, name: &str| KarmaTiers::Tier {
         minKarma: U256::from(min),
         maxKarma: max,
         name: name.into(),
@@ -414,7 +412,7 @@ async fn tier_table_lookups_and_validation() {
     };
     use IKarmaTiers::IKarmaTiersErrors as E;
     let n = U256::from;
-    let bad: Vec<(&str, Vec<IKarmaTiers::Tier>, E)> = vec![
+    let bad: Vec<(&str, Vec<KarmaTiers::Tier>, E)> = vec![
         ("empty", vec![], E::EmptyTiers(IKarmaTiers::EmptyTiers {})),
         (
             "first not at 0",
@@ -511,19 +509,19 @@ async fn tier_table_lookups_and_validation() {
     }
     // A short name, exactly 1 KARMA, and a 32-byte name (Solidity's long string encoding).
     let good = vec![
-        IKarmaTiers::Tier {
+        KarmaTiers::Tier {
             minKarma: U256::ZERO,
             maxKarma: ONE_KARMA - one,
             name: "low".into(),
             txPerEpoch: 0,
         },
-        IKarmaTiers::Tier {
+        KarmaTiers::Tier {
             minKarma: ONE_KARMA,
             maxKarma: ONE_KARMA,
             name: "one".into(),
             txPerEpoch: 3,
         },
-        IKarmaTiers::Tier {
+        KarmaTiers::Tier {
             minKarma: ONE_KARMA + one,
             maxKarma: U256::MAX,
             name: "y".repeat(32),
@@ -593,7 +591,7 @@ async fn tier_table_lookups_and_validation() {
     }
 }
 
-fn karma_tier(t: &IKarmaTiers::Tier) -> KarmaTier {
+fn karma_tier(t: &KarmaTiers::Tier) -> KarmaTier {
     KarmaTier {
         min_karma: t.minKarma,
         max_karma: t.maxKarma,
@@ -629,7 +627,7 @@ async fn tier_update_applies_from_the_next_epoch() {
     };
     assert_eq!(status(&node).await["tier"]["name"], "none");
     // One tier for everybody, 5 free transactions an epoch.
-    let everyone = vec![IKarmaTiers::Tier {
+    let everyone = vec![KarmaTiers::Tier {
         minKarma: U256::ZERO,
         maxKarma: U256::MAX,
         name: "all".into(),
