@@ -228,6 +228,21 @@ pub const DEFAULT_RPC_MAX_SUBSCRIPTIONS_PER_CONNECTION: u32 = 1024;
 /// can be POSTed can also be sent over the WebSocket.
 pub const DEFAULT_RPC_WS_MAX_MESSAGE: u32 = DEFAULT_RPC_MAX_REQUEST_BODY;
 
+/// How far past `--rpc-ws-max-frame-size` a WebSocket message is still read whole: up to 1 MiB
+/// more, it is answered `-32005` and the connection stays open. A larger one is not read
+/// (tungstenite stops at the frame header, or once the fragments pass it): it is answered
+/// `-32005` too, then the connection is closed (1009), since the rest of it cannot be skipped.
+/// This bounds what one connection buffers to the limit plus 1 MiB.
+pub const RPC_WS_OVERSIZE_SLACK: usize = 1024 * 1024;
+
+/// Answers and notifications queued for one WebSocket connection before senders wait: 1024,
+/// jsonrpsee's default message buffer.
+pub const RPC_WS_MESSAGE_BUFFER: usize = 1024;
+
+/// How long a closing WebSocket connection may take to send what is queued and its close frame;
+/// then it is dropped, so a client that stopped reading cannot keep its connection slot.
+pub const RPC_WS_CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Hosts accepted in the `Host` header (`--host-allowlist`, Besu's default): loopback names only,
 /// which stops DNS-rebinding attacks from web pages; `"*"` accepts any host.
 pub const DEFAULT_RPC_HOST_ALLOWLIST: &[&str] = &["localhost", "127.0.0.1"];

@@ -13,12 +13,13 @@
 //! - a watchdog per connection closes it when a request head is not complete within the header
 //!   timeout (counted from accept, or from the head's first byte) or when it sits idle between
 //!   requests past the idle timeout; a slow body is `http_layer`'s (HTTP 408), a silent
-//!   WebSocket jsonrpsee's (pings);
-//! - hyper serves each connection (HTTP/1.1 with upgrades, or HTTP/2) with jsonrpsee's service
-//!   behind `http_layer`, as jsonrpsee's `serve_with_graceful_shutdown` does; `TCP_NODELAY` is set
-//!   as jsonrpsee sets it;
+//!   WebSocket `ws`'s (pings);
+//! - hyper serves each connection (HTTP/1.1 with upgrades, or HTTP/2) with the server's service
+//!   (jsonrpsee's on the HTTP port, `ws`'s upgrade service on the WebSocket port) behind
+//!   `http_layer`, as jsonrpsee's `serve_with_graceful_shutdown` does; `TCP_NODELAY` is set as
+//!   jsonrpsee sets it;
 //! - on stop the loop drops the listener and each connection finishes its requests (hyper's
-//!   graceful shutdown); WebSockets close through jsonrpsee's stop handle.
+//!   graceful shutdown); WebSockets close through the stop handle `ws` holds.
 //!
 //! Per request this adds a few relaxed atomic operations on the connection's own counters to
 //! jsonrpsee's path (and a relaxed store per socket read): no allocation, no lock, the same
@@ -45,7 +46,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::{http_layer::HttpWireLayer, ws_filter::WsFilter};
+use super::http_layer::HttpWireLayer;
 use l2node_node::constants::{RPC_ACCEPT_ERROR_BACKOFF, RPC_EVICTION_WAIT, RPC_REFUSED_LINGER};
 
 /// Connection limits of one server.
@@ -57,9 +58,6 @@ pub(crate) struct ConnectionLimits {
     pub(crate) header_timeout: Duration,
     /// Longest a connection may stay idle between requests.
     pub(crate) idle_timeout: Duration,
-    /// The WebSocket server's largest message: once a connection is upgraded, what the client
-    /// sends goes through a [`WsFilter`] with this limit. `None` on the HTTP server.
-    pub(crate) ws_max_message: Option<u32>,
 }
 
 /// Serves `listener` until `stop` fires: each accepted connection gets a fresh jsonrpsee service
@@ -197,8 +195,6 @@ struct Activity {
     finished: AtomicU64,
     /// Whether bytes were read since the watchdog last looked.
     read: AtomicBool,
-    /// The connection was upgraded to a WebSocket (the service answered 101).
-    upgraded: AtomicBool,
     /// When the connection last became idle, in [`Connections`]' order of such events.
     idle_since: AtomicU64,
     /// Told to close to make room for a new connection.
@@ -293,25 +289,17 @@ async fn connection<S>(
     let io = TokioIo::new(Socket {
         stream: socket,
         activity: activity.clone(),
-        ws_max_message: limits.ws_max_message,
-        ws: None,
         _slot: slot,
     });
     let (requests, registry) = (activity.clone(), open.clone());
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let in_flight = InFlight::start(&requests, &registry);
         let response = wire.handle(service.clone(), req.map(HttpBody::new));
-        let upgraded = requests.clone();
         async move {
             let _in_flight = in_flight;
             // (An error closes the connection, as with jsonrpsee's server. `io::Error` rather than
             // `BoxError`: a `dyn` error type here trips the compiler's `Send` check of the task.)
-            let response = response.await.map_err(io::Error::other)?;
-            if response.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
-                // Set before hyper sends the 101: the client's first frame comes after it.
-                upgraded.upgraded.store(true, Relaxed);
-            }
-            Ok::<_, io::Error>(response)
+            response.await.map_err(io::Error::other)
         }
     });
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -435,19 +423,14 @@ impl Watchdog {
     }
 }
 
-/// The accepted socket, holding the connection's slot until it is dropped (after the upgrade,
-/// by jsonrpsee's WebSocket task), noting reads for the watchdog, and, once upgraded to a
-/// WebSocket, passing what the client sends through a [`WsFilter`].
+/// The accepted socket, holding the connection's slot until it is dropped (after an upgrade, by
+/// `ws`'s connection tasks, which own hyper's `Upgraded` and with it this socket), and noting
+/// reads for the watchdog.
 struct Socket {
     stream: TcpStream,
     activity: Arc<Activity>,
-    ws_max_message: Option<u32>,
-    ws: Option<WsFilter>,
     _slot: OwnedSemaphorePermit,
 }
-
-/// Bytes read from the socket at a time while a [`WsFilter`] is on.
-const WS_READ_CHUNK: usize = 16 * 1024;
 
 impl AsyncRead for Socket {
     fn poll_read(
@@ -456,34 +439,12 @@ impl AsyncRead for Socket {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.ws.is_none() && this.activity.upgraded.load(Relaxed) {
-            this.ws = this.ws_max_message.map(WsFilter::new);
-        }
-        let Some(filter) = &mut this.ws else {
-            let before = buf.filled().len();
-            let poll = Pin::new(&mut this.stream).poll_read(cx, buf);
-            if buf.filled().len() > before {
-                this.activity.read.store(true, Relaxed);
-            }
-            return poll;
-        };
-        loop {
-            let pending = filter.pending();
-            if !pending.is_empty() {
-                let n = pending.len().min(buf.remaining());
-                buf.put_slice(&pending[..n]);
-                filter.consume(n);
-                return Poll::Ready(Ok(()));
-            }
-            let mut chunk = [0u8; WS_READ_CHUNK];
-            let mut raw = ReadBuf::new(&mut chunk);
-            std::task::ready!(Pin::new(&mut this.stream).poll_read(cx, &mut raw))?;
-            if raw.filled().is_empty() {
-                return Poll::Ready(Ok(())); // end of stream
-            }
+        let before = buf.filled().len();
+        let poll = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
             this.activity.read.store(true, Relaxed);
-            filter.feed(raw.filled());
         }
+        poll
     }
 }
 
@@ -526,7 +487,6 @@ mod tests {
             max_connections: 1,
             header_timeout: Duration::from_secs(header),
             idle_timeout: Duration::from_secs(idle),
-            ws_max_message: None,
         };
         Watchdog::new(Arc::new(Activity::default()), limits)
     }

@@ -1,5 +1,11 @@
-//! HTTP-level tower middleware in front of jsonrpsee: host allowlist, CORS, `GET /`, 405/415/413
-//! and the request-body checks jsonrpsee gets wrong.
+//! HTTP-level tower middleware in front of each server's service: host allowlist, CORS, `GET /`,
+//! 405/415/413 and the request-body checks jsonrpsee gets wrong. On the WebSocket port it checks
+//! `Host` and `Origin` before handing an upgrade request to `ws`, which applies [`sanitize`] to
+//! each whole WebSocket message as `post` does to a body.
+//!
+//! CORS stays hand-written: tower-http's `CorsLayer` answers every `OPTIONS` itself with 200 and
+//! no `Access-Control-Allow-Origin` for a foreign origin, where this server answers 403 naming
+//! `--rpc-http-cors-origins` (and 405 to an `OPTIONS` without `Origin`).
 //!
 //! jsonrpsee 0.26 answers several cases differently from geth and the JSON-RPC 2.0 spec, and it
 //! never shows those requests to the RPC middleware, so they are fixed here on the raw body:

@@ -16,7 +16,7 @@ mod otterscan;
 mod params;
 mod pubsub;
 pub mod server;
-mod ws_filter;
+mod ws;
 
 use std::sync::Arc;
 

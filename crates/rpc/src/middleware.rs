@@ -1,14 +1,16 @@
 //! JSON-level RPC middleware: batch limit, response-size errors and subscriptions over HTTP.
 //!
 //! jsonrpsee 0.26 gets these subtly different from geth and the interface document, so this
-//! layer wraps jsonrpsee's `RpcService` and answers them itself:
+//! layer wraps the service that calls the methods (jsonrpsee's `RpcService` over HTTP, `ws`'s
+//! `ModuleService` over WebSocket) and answers them itself:
 //! - a batch over the limit gets ONE `-32005` error object (jsonrpsee: `-32010`); jsonrpsee's own
 //!   batch limit is set to unlimited so that only this check applies;
 //! - an empty batch gets one `-32600` object, not an array;
 //! - an oversized response gets `-32005` naming the limit (jsonrpsee: `-32008`/`-32011`);
 //! - a subscription method called over HTTP gets `-32601` naming WebSocket (jsonrpsee: `-32603`);
-//! - `ws_filter`'s stand-in for a WebSocket message over the limit gets `-32005` naming the limit
-//!   and its flag (jsonrpsee: `-32007`).
+//! - a subscribe call inside a WebSocket batch gets `-32600` (jsonrpsee answered it twice).
+//!
+//! (A WebSocket message over the limit never gets here: `ws` answers it with `-32005`.)
 //!
 //! Batches are executed here rather than by the inner service so that every call in a batch goes
 //! through the same rules as a single call.
@@ -50,8 +52,6 @@ struct Rules {
     /// Methods the node has but this server does not serve, and the flag that enables them.
     disabled: HashSet<String>,
     api_flag: &'static str,
-    /// WebSocket: the largest message, named when `ws_filter` stands in for a larger one.
-    ws_max_message: u32,
 }
 
 /// `tower::Layer` installing [`WireRules`] around jsonrpsee's RPC service.
@@ -96,7 +96,6 @@ impl WireRulesLayer {
                 ws_url,
                 disabled: HashSet::new(),
                 api_flag: "",
-                ws_max_message: 0,
             }),
         }
     }
@@ -112,17 +111,6 @@ impl WireRulesLayer {
             .map(str::to_owned)
             .collect();
         rules.api_flag = flag;
-        self
-    }
-}
-
-impl WireRulesLayer {
-    /// WebSocket: answers `ws_filter`'s stand-in for an oversized message with `-32005` naming
-    /// `limit`.
-    pub fn with_ws_max_message(mut self, limit: u32) -> Self {
-        Arc::get_mut(&mut self.rules)
-            .expect("not shared yet")
-            .ws_max_message = limit;
         self
     }
 }
@@ -171,21 +159,6 @@ impl<S> WireRules<S> {
             RpcError::MethodNotFound(format!(
                 "{method} is not enabled on this server: add {namespace} to {}",
                 self.rules.api_flag
-            ))
-            .into(),
-        )
-    }
-
-    /// `-32005` for `ws_filter`'s stand-in of a WebSocket message over the limit.
-    fn message_too_large(&self, method: &str) -> Option<ErrorObjectOwned> {
-        if self.rules.transport != Transport::Ws || method != super::ws_filter::OVERSIZED_METHOD {
-            return None;
-        }
-        Some(
-            RpcError::LimitExceeded(format!(
-                "WebSocket message exceeds the max message size of {} bytes \
-                 (--rpc-ws-max-frame-size); send smaller requests or batches",
-                self.rules.ws_max_message
             ))
             .into(),
         )
@@ -285,7 +258,6 @@ where
         let refusal = self
             .not_enabled(&req.method)
             .or_else(|| self.subscription_over_http(&req.method))
-            .or_else(|| self.message_too_large(&req.method))
             .map(|err| {
                 MethodResponse::error(req.id.clone().into_owned(), err)
                     .with_extensions(req.extensions.clone())

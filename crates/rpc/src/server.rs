@@ -1,26 +1,27 @@
 //! The JSON-RPC transports: one `RpcModule` served over HTTP on one port and WebSocket on another.
 //!
-//! jsonrpsee does the protocol; `http_layer` (tower) and `middleware` (RPC) make the wire
-//! behaviour match geth and the JSON-RPC 2.0 spec where jsonrpsee's defaults differ. `accept`
-//! runs each server's accept loop: the connection cap counts TCP connections, and idle or slow
-//! clients are timed out; WebSockets are pinged (jsonrpsee) and closed when they stop answering.
+//! HTTP is jsonrpsee's server; WebSocket is `ws` (tokio-tungstenite for the frames, the module's
+//! methods called directly). `http_layer` (tower) and `middleware` (RPC) make the wire behaviour
+//! match geth and the JSON-RPC 2.0 spec on both. `accept` runs each server's accept loop: the
+//! connection cap counts TCP connections, and idle or slow clients are timed out; WebSockets are
+//! pinged (`ws`) and closed when they stop answering.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use jsonrpsee::core::middleware::{RpcServiceBuilder, RpcServiceT};
-use jsonrpsee::server::middleware::rpc::RpcService;
+use jsonrpsee::core::middleware::RpcServiceBuilder;
+use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{
-    stop_channel, BatchRequestConfig, IdProvider, MethodResponse, PingConfig, ServerBuilder,
-    ServerConfig, ServerHandle, TowerServiceBuilder,
+    stop_channel, BatchRequestConfig, HttpRequest, HttpResponse, IdProvider, ServerBuilder,
+    ServerConfig, ServerHandle, StopHandle,
 };
 use jsonrpsee::types::SubscriptionId;
 use jsonrpsee::{Methods, RpcModule};
 use tokio::net::TcpListener;
-use tower::layer::util::Identity;
 
 use super::accept::{self, ConnectionLimits};
 use super::middleware::{Transport, WireRulesLayer};
+use super::ws::{WsServer, WsSettings};
 use super::{
     http_layer::{HttpWireLayer, ProbeSource},
     Namespace,
@@ -226,8 +227,9 @@ fn serving(module: &RpcModule<()>, apis: &[Namespace]) -> Methods {
     served.into()
 }
 
-/// Starts the enabled servers for `module` (each with the namespaces enabled for it): `http_only()` on `http_addr`, `ws_only()` on
-/// `ws_addr`. Port 0 is allowed; the handle reports the bound addresses.
+/// Starts the enabled servers for `module` (each with the namespaces enabled for it): jsonrpsee's
+/// `http_only()` server on `http_addr`, `ws` on `ws_addr`. Port 0 is allowed; the handle reports
+/// the bound addresses.
 pub async fn start_rpc_servers(
     module: RpcModule<()>,
     cfg: &RpcServerConfig,
@@ -255,26 +257,14 @@ pub async fn start_rpc_servers(
     // Bind WS first so the HTTP subscription error can name the real WebSocket address.
     let ws = if cfg.ws_enabled {
         let (listener, addr) = bind(WS, cfg.ws_addr).await?;
-        let server_cfg = base_config(cfg)
-            .ws_only()
-            .max_request_body_size(cfg.ws_max_message)
-            .enable_ws_ping(
-                PingConfig::new()
-                    .ping_interval(cfg.ws_ping_interval)
-                    .inactive_limit(cfg.ws_inactivity_limit),
-            )
-            .build();
-        let rpc = RpcServiceBuilder::new().layer(
-            WireRulesLayer::new(
-                Transport::Ws,
-                &methods,
-                cfg.max_batch_size,
-                cfg.max_response_body,
-                None,
-            )
-            .with_disabled(&module, &methods, "--rpc-ws-api")
-            .with_ws_max_message(cfg.ws_max_message),
-        );
+        let rules = WireRulesLayer::new(
+            Transport::Ws,
+            &methods,
+            cfg.max_batch_size,
+            cfg.max_response_body,
+            None,
+        )
+        .with_disabled(&module, &methods, "--rpc-ws-api");
         let wire = HttpWireLayer::new(
             Transport::Ws,
             cfg.ws_max_message,
@@ -282,12 +272,21 @@ pub async fn start_rpc_servers(
             &cfg.host_allowlist,
             &cfg.ws_origins,
         );
-        let service = ServerBuilder::with_config(server_cfg)
-            .set_rpc_middleware(rpc)
-            .to_service_builder();
+        let server = WsServer::new(
+            methods,
+            rules,
+            WsSettings {
+                max_message: cfg.ws_max_message,
+                max_response_body: cfg.max_response_body,
+                max_subscriptions: cfg.max_subscriptions_per_connection,
+                ping_interval: cfg.ws_ping_interval,
+                inactivity_limit: cfg.ws_inactivity_limit,
+            },
+            HexSubscriptionIdProvider,
+        );
         Some((
             addr,
-            spawn_server(listener, cfg, wire, service, methods.clone(), WS),
+            spawn_server(listener, cfg, wire, WS, move |stop| server.upgrader(stop)),
         ))
     } else {
         None
@@ -333,7 +332,9 @@ pub async fn start_rpc_servers(
             .to_service_builder();
         Some((
             addr,
-            spawn_server(listener, cfg, wire, service, methods, "HTTP"),
+            spawn_server(listener, cfg, wire, "HTTP", move |stop| {
+                service.clone().build(methods.clone(), stop)
+            }),
         ))
     } else {
         None
@@ -369,36 +370,33 @@ async fn bind(
     Ok((listener, bound))
 }
 
-/// Runs one server on `listener` with our accept loop (see `accept`) and jsonrpsee's service:
-/// `HttpWireLayer` in front, `WireRulesLayer` (inside `service`) around the methods.
-fn spawn_server<L>(
+/// Runs one server on `listener` with our accept loop (see `accept`), `HttpWireLayer` in front
+/// of the service `make_service` builds for each connection: jsonrpsee's HTTP service (with
+/// `WireRulesLayer` inside), or `ws`'s upgrade service.
+fn spawn_server<F, S>(
     listener: TcpListener,
     cfg: &RpcServerConfig,
     wire: HttpWireLayer,
-    service: TowerServiceBuilder<L, Identity>,
-    methods: Methods,
     transport: &'static str,
+    make_service: F,
 ) -> ServerHandle
 where
-    L: tower::Layer<RpcService> + Clone + Send + Sync + 'static,
-    <L as tower::Layer<RpcService>>::Service: RpcServiceT<
-            MethodResponse = MethodResponse,
-            BatchResponse = MethodResponse,
-            NotificationResponse = MethodResponse,
-        > + Send
-        + Sync
+    F: Fn(StopHandle) -> S + Send + 'static,
+    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
+        + Clone
+        + Send
         + 'static,
+    S::Future: Send,
 {
     let (stop, handle) = stop_channel();
     let limits = ConnectionLimits {
         max_connections: cfg.max_connections,
         header_timeout: cfg.header_read_timeout,
         idle_timeout: cfg.http_idle_timeout,
-        ws_max_message: (transport == WS).then_some(cfg.ws_max_message),
     };
     let make_service = {
         let stop = stop.clone();
-        move || service.clone().build(methods.clone(), stop.clone())
+        move || make_service(stop.clone())
     };
     tokio::spawn(accept::serve(
         listener,
@@ -411,18 +409,16 @@ where
     handle
 }
 
-/// Settings common to both servers. jsonrpsee's own batch limit is off: `WireRules` enforces it
-/// with the error code the interface wants. jsonrpsee's connection limit counts requests in
-/// flight (a WebSocket is one for its lifetime); the accept loop's equal cap on TCP connections
-/// keeps it from ever being reached over HTTP/1.1 and WebSocket (each connection releases
-/// jsonrpsee's permit before its own), so it only bounds requests multiplexed over HTTP/2.
+/// Settings of jsonrpsee's HTTP server. jsonrpsee's own batch limit is off: `WireRules` enforces
+/// it with the error code the interface wants. jsonrpsee's connection limit counts requests in
+/// flight; the accept loop's equal cap on TCP connections keeps it from ever being reached over
+/// HTTP/1.1 (each connection releases jsonrpsee's permit before its own), so it only bounds
+/// requests multiplexed over HTTP/2. (Subscriptions and their ids are `ws`'s.)
 fn base_config(cfg: &RpcServerConfig) -> jsonrpsee::server::ServerConfigBuilder {
     ServerConfig::builder()
         .max_response_body_size(cfg.max_response_body)
         .max_connections(cfg.max_connections)
-        .max_subscriptions_per_connection(cfg.max_subscriptions_per_connection)
         .set_batch_request_config(BatchRequestConfig::Unlimited)
-        .set_id_provider(HexSubscriptionIdProvider)
 }
 
 #[cfg(test)]

@@ -346,13 +346,7 @@ impl Chain {
                         trie::apply_changes(&mut overlay, changes)
                             .map_err(|e| ExecError::Storage(e.into()))
                     };
-                    executor::execute_block(
-                        &spec,
-                        &state,
-                        &block,
-                        &senders,
-                        Some(&mut root_of),
-                    )
+                    executor::execute_block(&spec, &state, &block, &senders, Some(&mut root_of))
                 })?
                 .unwrap_or_else(|first| {
                     unreachable!("the head's trie is always readable (history from {first})")

@@ -46,9 +46,8 @@ fn artifact(json: &str) -> Artifact {
 
 static KARMA: LazyLock<Artifact> =
     LazyLock::new(|| artifact(include_str!("../../contracts/Karma.json")));
-static TIERS: LazyLock<Artifact> = LazyLock::new(|| {
-    artifact(include_str!("../../contracts/KarmaTiers.json"))
-});
+static TIERS: LazyLock<Artifact> =
+    LazyLock::new(|| artifact(include_str!("../../contracts/KarmaTiers.json")));
 
 /// Runtime bytecode of `Karma`.
 pub fn karma_runtime_code() -> Bytes {
@@ -439,12 +438,7 @@ mod tests {
             ONE_KARMA * U256::from(2) + U256::from(7)
         );
         assert_eq!(view(at, k, IKarma::ownerCall {}).unwrap(), p.owner);
-        assert!(view(
-            at,
-            k,
-IKarma::isOperatorCall(p.operator)
-        )
-        .unwrap());
+        assert!(view(at, k, IKarma::isOperatorCall(p.operator)).unwrap());
         assert!(!view(at, k, IKarma::isOperatorCall(p.slasher)).unwrap());
         assert!(view(at, k, IKarma::isSlasherCall(p.slasher)).unwrap());
         assert!(!view(at, k, IKarma::isSlasherCall(p.owner)).unwrap());

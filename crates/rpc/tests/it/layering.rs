@@ -62,7 +62,16 @@ fn expand(src: &str) -> Vec<Vec<String>> {
 /// The module paths a file at module `module` (a `mod.rs`/`lib.rs` is its directory's module)
 /// names through `crate::` and `super::`, before its `#[cfg(test)]` module.
 fn references(source: &str, module: &ModPath) -> Vec<ModPath> {
-    let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+    let code: String = source
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        // Comments (doc links included) import nothing.
+        .map(|line| line.split("//").next().unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let code = code.as_str();
     let mut out = Vec::new();
     for (i, _) in code.match_indices("crate::") {
         if code[..i].ends_with("super::") || code[..i].ends_with('$') {
@@ -150,7 +159,10 @@ fn cycles(modules: &BTreeMap<ModPath, Vec<ModPath>>) -> Vec<String> {
             let mut stack: Vec<&String> = graph[start].iter().collect();
             while let Some(m) = stack.pop() {
                 if m == start {
-                    found.push(format!("crate::{} has {start} in a circle: {graph:?}", parent.join("::")));
+                    found.push(format!(
+                        "crate::{} has {start} in a circle: {graph:?}",
+                        parent.join("::")
+                    ));
                     break;
                 }
                 if seen.insert(m.clone()) {
