@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
 
 /// Output format of the logs.
-#[derive(Debug, Clone, Copy, clap::ValueEnum, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum LogFormat {
     /// Human-readable lines.
@@ -13,6 +13,15 @@ pub(crate) enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// As `--log-format` parses it (case-insensitive), for `log-format` in `--config-file`.
+impl std::str::FromStr for LogFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        <Self as clap::ValueEnum>::from_str(s, true)
+    }
 }
 
 /// Installs the global subscriber; `RUST_LOG` overrides `level`.

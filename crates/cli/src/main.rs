@@ -1,6 +1,7 @@
 //! The `l2node` binary: run a node, import a chain, estimate and send transactions, check health.
 
 mod args;
+mod config_file;
 mod fees;
 mod health;
 mod logging;
@@ -20,9 +21,29 @@ use args::{Cli, Command, DevnetArgs, ImportArgs, RunArgs};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> anyhow::Result<ExitCode> {
-    let cli = Cli::parse_with_config_file()?;
-    logging::init(cli.log_format, &cli.log_level);
+fn main() -> ExitCode {
+    match run_command() {
+        Ok(code) => code,
+        Err(e) => {
+            // The error and its causes on one line, each said once, never a Rust backtrace.
+            let mut line = e.to_string();
+            for cause in e.chain().skip(1).map(|c| c.to_string()) {
+                if !line.contains(&cause) {
+                    line = format!("{line}: {cause}");
+                }
+            }
+            eprintln!("Error: {line}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_command() -> anyhow::Result<ExitCode> {
+    let (cli, warnings) = Cli::load(std::env::args().collect())?;
+    logging::init(cli.log.log_format, &cli.log.log_level);
+    for warning in warnings {
+        tracing::warn!(target: "l2node", "{warning}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
@@ -32,12 +53,14 @@ fn main() -> anyhow::Result<ExitCode> {
         Command::Estimate(args) => Ok(runtime.block_on(tx::estimate(args))),
         Command::Send(args) => Ok(runtime.block_on(tx::send(*args))),
         Command::Health(args) => Ok(runtime.block_on(health::run(args))),
-        Command::Devnet(args) => runtime.block_on(devnet(args)).map(|()| ExitCode::SUCCESS),
+        Command::Devnet(args) => runtime.block_on(devnet(*args)).map(|()| ExitCode::SUCCESS),
     }
 }
 
 async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
-    let cfg = args.node("sequencer", &args.sequencer_ports, args.p2p_port, &[])?;
+    // The groups convert once per node: the same options, each node's role, directory and
+    // ports (`DevnetArgs::sequencer` / `follower`).
+    let cfg = args.sequencer()?;
     print_dev_banner(&cfg);
     let sequencer = l2node_launch::spawn(cfg)
         .await
@@ -47,19 +70,8 @@ async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
         .as_ref()
         .context("the sequencer runs peer-to-peer")?
         .local_addr()
-        .to_string();
-    let follower_p2p = if args.p2p_port == 0 {
-        0
-    } else {
-        args.p2p_port + 1
-    };
-    let cfg = args.node(
-        "follower",
-        &args.follower_ports,
-        follower_p2p,
-        &["--follower", "--bootnodes", &bootnode],
-    )?;
-    let follower = l2node_launch::spawn(cfg)
+        .clone();
+    let follower = l2node_launch::spawn(args.follower(&bootnode)?)
         .await
         .context("starting the follower")?;
     for (role, node) in [("sequencer", &sequencer), ("follower", &follower)] {
@@ -74,7 +86,7 @@ async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
             p2p.unwrap_or_default()
         );
     }
-    println!("  data: {} (Ctrl-C stops both)", args.data_path.display());
+    println!("  data: {} (Ctrl-C stops both)", args.data_dir().display());
     shutdown_signal().await;
     tracing::info!(target: "l2node", "shutting down");
     follower.stop().await;
@@ -165,11 +177,16 @@ async fn shutdown_signal() {
 }
 
 fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
+    let genesis = args.genesis()?;
     let spec = Arc::new(
-        ChainSpec::from_genesis_file(&args.genesis_file)
-            .with_context(|| format!("reading genesis {}", args.genesis_file.display()))?,
+        ChainSpec::from_genesis_file(genesis)
+            .with_context(|| format!("reading genesis {}", genesis.display()))?,
     );
-    let chain = l2node_node::chain::open_chain(&args.data_path, spec)?;
+    let chain = l2node_node::chain::open_chain_with_cache(
+        &args.data_dir(),
+        spec,
+        args.storage.db_cache_size,
+    )?;
     let started = Instant::now();
     let bar = logging::progress_bar();
     let mut last_line = Instant::now();

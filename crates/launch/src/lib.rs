@@ -5,7 +5,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use alloy_signer_local::PrivateKeySigner;
 
-use l2node_node::chain::{open_chain, Chain, ChainError};
+use l2node_node::chain::{open_chain_with_cache, Chain, ChainError};
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH, NODE_STOP_JOBS_TIMEOUT};
 use l2node_node::fees::pricing::PricingInputs;
@@ -46,6 +46,8 @@ pub struct NodeConfig {
     pub metrics: Option<MetricsConfig>,
     /// Peers (`--p2p-enabled`); `None` runs alone: no peers, never syncing.
     pub p2p: Option<P2pConfig>,
+    /// Database page cache in bytes (`--db-cache-size`).
+    pub db_cache_bytes: usize,
 }
 
 /// How this node operates the Karma policy.
@@ -185,8 +187,8 @@ pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
 /// Starts a node.
 pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let data_dir = cfg.data_dir.clone();
-    let spec = cfg.spec.clone();
-    let chain = tokio::task::spawn_blocking(move || open_chain(&data_dir, spec))
+    let (spec, cache) = (cfg.spec.clone(), cfg.db_cache_bytes);
+    let chain = tokio::task::spawn_blocking(move || open_chain_with_cache(&data_dir, spec, cache))
         .await
         .expect("open task")?;
     let mut pool_cfg = cfg.pool.clone();

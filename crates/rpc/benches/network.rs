@@ -62,6 +62,7 @@ fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig 
             key_path: l2node_launch::p2p_key_path(dir),
             sequencer,
         }),
+        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
     }
 }
 

@@ -6,6 +6,35 @@ use std::{
     time::Duration,
 };
 
+use jsonrpsee::http_client::{HttpClient, HttpClientBuilder};
+
+/// An HTTP JSON-RPC client of `url` with a 10 s request timeout.
+pub(crate) fn client(url: &str) -> HttpClient {
+    HttpClientBuilder::default()
+        .request_timeout(Duration::from_secs(10))
+        .build(url)
+        .unwrap()
+}
+
+/// A TCP port free on 127.0.0.1 right now.
+pub(crate) fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process killed (and reaped) on drop.
+pub(crate) struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// An `l2node` process (a dev node unless told otherwise); killed on drop.
 pub(crate) struct Node {
     pub child: Child,

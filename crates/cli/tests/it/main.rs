@@ -1,6 +1,7 @@
 //! Integration tests of the `l2node` binary: real processes, real signals.
 
 mod common;
+mod config;
 mod crash;
 mod estimate_send;
 mod network;

@@ -8,22 +8,11 @@ use std::{
 };
 
 use alloy_primitives::{Address, B256, U256};
-use jsonrpsee::{
-    core::client::ClientT,
-    http_client::{HttpClient, HttpClientBuilder},
-    rpc_params,
-};
+use jsonrpsee::{core::client::ClientT, http_client::HttpClient, rpc_params};
 use l2node_node::dev::dev_accounts;
 use l2node_node::test_utils;
 
-use crate::common::{self, Node};
-
-fn client(url: &str) -> HttpClient {
-    HttpClientBuilder::default()
-        .request_timeout(Duration::from_secs(10))
-        .build(url)
-        .unwrap()
-}
+use crate::common::{self, client, free_port, KillOnDrop, Node};
 
 async fn head(url: &str) -> u64 {
     let n: U256 = client(url)
@@ -146,14 +135,6 @@ async fn a_sequencer_and_two_followers_agree_and_followers_resume() {
     assert_same_blocks(&seq.url, &f2.url).await;
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn health(urls: &[&str], reference: Option<&str>) -> (i32, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_l2node"));
     cmd.args(["health", "--rpc", &urls.join(",")]);
@@ -172,7 +153,7 @@ async fn devnet_serves_both_port_pairs_and_is_healthy() {
     let dir = tempfile::tempdir().unwrap();
     let ports: Vec<u16> = (0..4).map(|_| free_port()).collect();
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
+    let child = Command::new(env!("CARGO_BIN_EXE_l2node"))
         .args(["devnet", "--block-time", "1", "--p2p-port", "0"])
         .arg("--data-path")
         .arg(dir.path())
@@ -186,7 +167,7 @@ async fn devnet_serves_both_port_pairs_and_is_healthy() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let _guard = KillOnDrop(&mut child);
+    let _guard = KillOnDrop(child);
     let (seq, fol) = (
         format!("http://127.0.0.1:{}", ports[0]),
         format!("http://127.0.0.1:{}", ports[2]),
@@ -217,15 +198,6 @@ async fn devnet_serves_both_port_pairs_and_is_healthy() {
     // The WebSocket ports answer too.
     for ws in [ports[1], ports[3]] {
         std::net::TcpStream::connect(("127.0.0.1", ws)).expect("WebSocket port open");
-    }
-}
-
-struct KillOnDrop<'a>(&'a mut std::process::Child);
-
-impl Drop for KillOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 

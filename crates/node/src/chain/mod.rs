@@ -151,13 +151,23 @@ pub fn db_path(data_dir: &std::path::Path) -> std::path::PathBuf {
     data_dir.join("chain.redb")
 }
 
-/// Opens the database of a data directory and the chain on it, without serving (a node's start
-/// and `l2node import` share it).
+/// Opens the database of a data directory and the chain on it, without serving, with the
+/// default page cache.
 pub fn open_chain(
     data_dir: &std::path::Path,
     spec: Arc<ChainSpec>,
 ) -> Result<Arc<Chain>, ChainError> {
-    let storage = Storage::open(&db_path(data_dir))?;
+    open_chain_with_cache(data_dir, spec, l2node_storage::DEFAULT_DB_CACHE_BYTES)
+}
+
+/// [`open_chain`] with a page cache of `cache_bytes` (`--db-cache-size`): a node's start and
+/// `l2node import` share it.
+pub fn open_chain_with_cache(
+    data_dir: &std::path::Path,
+    spec: Arc<ChainSpec>,
+    cache_bytes: usize,
+) -> Result<Arc<Chain>, ChainError> {
+    let storage = Storage::open_with_cache(&db_path(data_dir), cache_bytes)?;
     Ok(Arc::new(Chain::open(storage, spec)?))
 }
 

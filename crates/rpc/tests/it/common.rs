@@ -51,6 +51,7 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         karma: Default::default(),
         metrics: None,
         p2p: None,
+        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
     }
 }
 

@@ -1,0 +1,62 @@
+//! Peer-to-peer options (`--p2p-*`, `--bootnodes`, `--max-peers`) and their [`P2pConfig`].
+
+use std::{
+    net::{IpAddr, Ipv4Addr},
+    path::Path,
+};
+
+use clap::ArgAction;
+use l2node_node::constants as c;
+use l2node_node::p2p::{Multiaddr, P2pConfig};
+
+/// `run`'s peer-to-peer host without `--p2p-host`: every interface, so followers elsewhere can
+/// reach a sequencer.
+pub(crate) const RUN_P2P_HOST: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+/// `devnet`'s peer-to-peer host without `--p2p-host`: its two nodes talk on loopback.
+pub(crate) const DEVNET_P2P_HOST: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+option_group! {
+    /// Peers (libp2p: gossip of blocks and transactions, block sync).
+    #[command(next_help_heading = "Peer-to-peer")]
+    pub(crate) struct P2pArgs {
+        /// Connect to peers over libp2p (devnet needs it: its follower syncs over it).
+        #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+              default_value_t = true, value_name = "BOOL")]
+        pub p2p_enabled: bool,
+        /// Peer-to-peer listen host [default: 0.0.0.0; devnet: 127.0.0.1].
+        #[arg(long, value_name = "IP")]
+        pub p2p_host: Option<IpAddr>,
+        /// Peer-to-peer listen port (TCP; 0 picks a free one). devnet: the sequencer's; the
+        /// follower takes the next one (or a free one with 0).
+        #[arg(long, value_name = "PORT", default_value_t = c::DEFAULT_P2P_PORT)]
+        pub p2p_port: u16,
+        /// Peers to connect to and keep connected, as libp2p multiaddrs
+        /// (`/ip4/127.0.0.1/tcp/30303/p2p/<peer id>`, printed by a node at start),
+        /// comma-separated. devnet: dialled by both nodes (the follower also dials its sequencer).
+        #[arg(long, value_name = "MULTIADDR", value_delimiter = ',')]
+        pub bootnodes: Vec<Multiaddr>,
+        /// Most connected peers.
+        #[arg(long, value_name = "N", default_value_t = c::DEFAULT_MAX_PEERS)]
+        pub max_peers: u32,
+    }
+}
+
+impl P2pArgs {
+    /// The peer-to-peer configuration of a node whose data is in `data_dir` (the node key lives
+    /// there); `None` with `--p2p-enabled false`.
+    pub(crate) fn config(
+        &self,
+        default_host: IpAddr,
+        data_dir: &Path,
+        sequencer: bool,
+    ) -> Option<P2pConfig> {
+        self.p2p_enabled.then(|| P2pConfig {
+            host: self.p2p_host.unwrap_or(default_host),
+            port: self.p2p_port,
+            bootnodes: self.bootnodes.clone(),
+            max_peers: self.max_peers,
+            key_path: l2node_launch::p2p_key_path(data_dir),
+            sequencer,
+        })
+    }
+}
