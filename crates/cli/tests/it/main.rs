@@ -5,3 +5,4 @@ mod config;
 mod crash;
 mod estimate_send;
 mod network;
+mod readme;
