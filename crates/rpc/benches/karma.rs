@@ -1,6 +1,6 @@
 //! Transaction admission with the Karma policy on and off, and the Karma lookup alone.
 //!
-//! `cargo bench -p l2node-node --bench karma` (criterion; `-- admission` or `-- status_next`
+//! `cargo bench -p l2node-rpc --bench karma` (criterion; `-- admission` or `-- status_next`
 //! runs one group).
 //!
 //! - `admission/{karma_on,karma_off}/N`: `Pool::add_raw` of N pre-signed gasless 1-wei
@@ -9,7 +9,7 @@
 //!   calls it (`chain.next_block()` per call). The chain is a real redb `Storage` in a
 //!   tempdir opened with the dev genesis; "off" is the same genesis without its `karma`
 //!   section (same accounts, same predeployed contracts, no policy). The pool is wired like
-//!   `node::spawn` wires it, one `Karma` service per chain shared by every pool. Criterion's
+//!   `l2node_launch::spawn` wires it, one `Karma` service per chain shared by every pool. Criterion's
 //!   throughput line gives transactions/s; time / N is ns per transaction.
 //!   `admission/decode_and_recover` is the floor under both: decoding one of those
 //!   transactions and recovering its sender. `admission_recovered/*` is the same as
@@ -69,7 +69,7 @@ impl Fixture {
         let chain = Chain::open(storage, spec).unwrap();
         assert_eq!(chain.ledger().is_some(), with_karma);
         seal_empty_block(&chain);
-        // As `node::spawn`: one service per chain, no kill-switch file.
+        // As `l2node_launch::spawn`: one service per chain, no kill-switch file.
         let karma = chain.ledger().map(|ledger| {
             Arc::new(Karma::new(ledger.clone(), chain.storage().clone(), None).unwrap())
         });

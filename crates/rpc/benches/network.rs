@@ -2,7 +2,7 @@
 //! (empty blocks, and blocks of transfers that are re-executed) and gossip latency from the
 //! sequencer's seal to the follower's head. A bench binary (not criterion): one line per result.
 //!
-//! `cargo bench -p l2node-node --bench network` (env: BENCH_EMPTY_BLOCKS, BENCH_TRANSFER_BLOCKS,
+//! `cargo bench -p l2node-rpc --bench network` (env: BENCH_EMPTY_BLOCKS, BENCH_TRANSFER_BLOCKS,
 //! BENCH_TXS_PER_BLOCK, BENCH_GOSSIP_BLOCKS).
 
 use std::{

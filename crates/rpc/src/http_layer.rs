@@ -57,7 +57,7 @@ struct Settings {
     /// HTTP: origins allowed by CORS (exact match); WS: origins allowed to connect (rules, see
     /// [`origin_matches`]). `None` = any origin.
     origins: Option<Vec<String>>,
-    /// HTTP: the dashboard page served to browsers at `GET /` (see `rpc/dashboard.rs`).
+    /// HTTP: the dashboard page served to browsers at `GET /` (see `dashboard.rs`).
     dashboard: Option<String>,
     /// HTTP: where `GET /readiness` reads the node's status.
     probes: Option<ProbeSource>,

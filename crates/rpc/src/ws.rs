@@ -465,7 +465,7 @@ impl tower::Service<HttpRequest> for WsUpgrade {
     fn call(&mut self, mut req: HttpRequest) -> Self::Future {
         let accept = match handshake(&req) {
             Ok(accept) => accept,
-            Err(rp) => return std::future::ready(Ok(rp)),
+            Err(rp) => return std::future::ready(Ok(*rp)),
         };
         // Taken now, before hyper sends the 101: the socket is handed over once it is sent.
         let on_upgrade = hyper::upgrade::on(&mut req);
@@ -488,12 +488,12 @@ impl tower::Service<HttpRequest> for WsUpgrade {
 
 /// Checks the rest of an upgrade request (`http_layer` checked `Upgrade`/`Connection`, `Host`
 /// and `Origin`) and computes `Sec-WebSocket-Accept` (RFC 6455 4.2).
-fn handshake(req: &HttpRequest) -> Result<HeaderValue, HttpResponse> {
+fn handshake(req: &HttpRequest) -> Result<HeaderValue, Box<HttpResponse>> {
     if req.method() != Method::GET {
-        return Err(plain(
+        return Err(Box::new(plain(
             StatusCode::BAD_REQUEST,
             "A WebSocket handshake is a GET request\n",
-        ));
+        )));
     }
     let headers = req.headers();
     let version_13 = headers
@@ -508,24 +508,24 @@ fn handshake(req: &HttpRequest) -> Result<HeaderValue, HttpResponse> {
             header::SEC_WEBSOCKET_VERSION,
             HeaderValue::from_static("13"),
         );
-        return Err(rp);
+        return Err(Box::new(rp));
     }
     // A key is 16 random bytes in base64: 24 characters.
     let Some(key) = headers
         .get(header::SEC_WEBSOCKET_KEY)
         .filter(|key| key.len() == 24)
     else {
-        return Err(plain(
+        return Err(Box::new(plain(
             StatusCode::BAD_REQUEST,
             "Missing or malformed Sec-WebSocket-Key\n",
-        ));
+        )));
     };
     // Base64 is always a valid header value.
     HeaderValue::from_str(&derive_accept_key(key.as_bytes())).map_err(|_| {
-        plain(
+        Box::new(plain(
             StatusCode::BAD_REQUEST,
             "Missing or malformed Sec-WebSocket-Key\n",
-        )
+        ))
     })
 }
 

@@ -62,7 +62,7 @@ pub const KARMA_USAGE: TableDefinition<&[u8], (u64, u64)> = TableDefinition::new
 pub const KARMA_DENY: TableDefinition<&[u8], &[u8]> = TableDefinition::new("karma_deny");
 /// block -> JSON `[epoch, tiers]`: the tiers in force from that block on.
 pub const KARMA_TIERS: TableDefinition<u64, &[u8]> = TableDefinition::new("karma_tiers");
-/// sender -> last denied epoch, for operator entries (`l2admin_denyAdd`). Not chain data: each
+/// sender -> last denied epoch, for operator entries (`l2admin_addToDenyList`). Not chain data: each
 /// operator keeps their own list, outside the block-derived ledger.
 pub const KARMA_OPERATOR_DENY: TableDefinition<&[u8; 20], u64> =
     TableDefinition::new("karma_operator_deny");

@@ -58,7 +58,7 @@ pub enum DenyReason {
     QuotaExceeded,
     /// The sender was slashed for sending two different gasless signals in one slot.
     RlnViolation,
-    /// An operator put the sender there (`l2admin_denyAdd`).
+    /// An operator put the sender there (`l2admin_addToDenyList`).
     Operator,
 }
 

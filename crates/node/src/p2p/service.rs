@@ -224,13 +224,11 @@ impl Service {
                 endpoint,
                 num_established,
                 ..
-            } => {
-                if self
-                    .peers
-                    .connected(peer_id, &endpoint, num_established.get() == 1)
-                {
-                    self.request_status(peer_id);
-                }
+            } if self
+                .peers
+                .connected(peer_id, &endpoint, num_established.get() == 1) =>
+            {
+                self.request_status(peer_id);
             }
             SwarmEvent::ConnectionClosed {
                 peer_id,

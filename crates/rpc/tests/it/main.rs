@@ -1,4 +1,5 @@
-//! Integration tests of the node crate: each starts a real node (or server) on port 0.
+//! Integration tests of the RPC server and the node behind it: each starts a real node (or
+//! server) on port 0.
 
 mod bounded;
 mod common;
