@@ -29,6 +29,8 @@ const scenarios = {
   l2_estimateGas_premium_transfer: req('l2_estimateGas', [transfer(9)]),
   l2_estimateGas_erc20: req('l2_estimateGas', [erc20]),
   eth_estimateGas_erc20: req('eth_estimateGas', [erc20]),
+  eth_getBalance: req('eth_getBalance', [accounts[1].address, 'latest']),
+  batch10_eth_getBalance: balAddrs.slice(0, 10).map((a, i) => req('eth_getBalance', [a, 'latest'], i + 1)),
   batch100_eth_getBalance: balAddrs.map((a, i) => req('eth_getBalance', [a, 'latest'], i + 1)),
   eth_getLogs_10k_blocks: req('eth_getLogs', [{ address: s.token, fromBlock: hex(s.fromBlock), toBlock: hex(s.toBlock) }]),
   // geth's callTracer over a mined ERC-20 transfer (l2node: with DEBUG in --rpc-http-api).
@@ -43,6 +45,7 @@ const expect = {
   l2_estimateGas_premium_transfer: (r) => l2(r, (g) => g === 21000n, (fee) => fee > 0n),
   l2_estimateGas_erc20: (r) => l2(r, erc20Gas, () => true),
   eth_estimateGas_erc20: (r) => erc20Gas(BigInt(r.result)),
+  batch10_eth_getBalance: (r) => Array.isArray(r) && r.length === 10 && r.every((x) => x.result !== undefined),
   batch100_eth_getBalance: (r) => Array.isArray(r) && r.length === 100 && r.every((x) => x.result !== undefined),
   debug_traceTransaction_callTracer_erc20: (r) =>
     r.result.type === 'CALL' && r.result.to.toLowerCase() === s.token.toLowerCase() && r.result.input.startsWith('0xa9059cbb'),

@@ -1,7 +1,6 @@
 //! The `l2node` binary: run a node, import a chain, estimate and send transactions, check health.
 
 mod args;
-mod config_file;
 mod fees;
 mod health;
 mod logging;

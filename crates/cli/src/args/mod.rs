@@ -17,14 +17,15 @@ use clap::{
 };
 use l2node_rpc::Namespace;
 
-use crate::{config_file::ConfigFile, logging::LogFormat};
+use crate::logging::LogFormat;
+use config_file::ConfigFile;
 
 /// Declares an option group: one struct that derives clap's `Args` (the flags) and serde's
 /// `Deserialize` (the same options as `--config-file` keys, kebab-case = the long flag names),
 /// its [`Default`] (the flags' defaults, so a key the file leaves out means what a flag the
 /// command line leaves out means) and its [`Merge`].
 ///
-/// Every field is read from TOML by [`crate::config_file::value`], which accepts what the flag
+/// Every field is read from TOML by [`crate::args::config_file::value`], which accepts what the flag
 /// accepts (a string parsed like the flag, a TOML integer or boolean, an array or a
 /// comma-separated string for a list), so one field list serves both and cannot drift.
 macro_rules! option_group {
@@ -43,7 +44,7 @@ macro_rules! option_group {
         $vis struct $name {
             $(
                 $(#[$fmeta])*
-                #[serde(deserialize_with = "crate::config_file::value")]
+                #[serde(deserialize_with = "crate::args::config_file::value")]
                 $fvis $field: $ty,
             )*
         }
@@ -67,6 +68,7 @@ macro_rules! option_group {
 }
 
 mod chain;
+mod config_file;
 mod karma;
 mod metrics;
 mod node;

@@ -15,11 +15,11 @@ use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev;
 use l2node_node::p2p::Multiaddr;
 
+use super::config_file::ConfigFile;
 use super::{
     chain::ChainSetup, p2p::DEVNET_P2P_HOST, p2p::RUN_P2P_HOST, ChainArgs, KarmaArgs, Merge,
     MetricsArgs, MinerArgs, P2pArgs, PoolArgs, RpcArgs, StorageArgs,
 };
-use crate::config_file::ConfigFile;
 
 /// The option groups of a node, shared by `run` and `devnet` (which applies them to both its
 /// nodes).

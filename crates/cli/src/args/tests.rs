@@ -8,8 +8,8 @@ use l2node_node::constants as c;
 use l2node_node::dev;
 use l2node_rpc::Namespace;
 
+use super::config_file::{known_keys, ConfigFile};
 use super::*;
-use crate::config_file::{known_keys, ConfigFile};
 
 /// `argv` (without the program name) with `toml` as its `--config-file`.
 fn load(toml: &str, argv: &[&str]) -> anyhow::Result<(Cli, Vec<String>)> {

@@ -28,13 +28,11 @@ use l2node_node::p2p::Multiaddr;
 use l2node_rpc::Namespace;
 use serde::{de::DeserializeOwned, Deserialize, Deserializer};
 
-use crate::{
-    args::{
-        ChainArgs, DevnetPortsArgs, KarmaArgs, LogArgs, MetricsArgs, MinerArgs, P2pArgs, PoolArgs,
-        PortPair, RpcArgs, StorageArgs,
-    },
-    logging::LogFormat,
+use super::{
+    ChainArgs, DevnetPortsArgs, KarmaArgs, LogArgs, MetricsArgs, MinerArgs, P2pArgs, PoolArgs,
+    PortPair, RpcArgs, StorageArgs,
 };
+use crate::logging::LogFormat;
 
 /// A loaded `--config-file`: every group, with the flags' defaults where the file is silent.
 #[derive(Debug, Clone, Default)]
