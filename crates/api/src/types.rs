@@ -114,8 +114,12 @@ pub struct KarmaStatus {
     pub karma: U256,
     /// The tier the balance buys.
     pub tier: KarmaTierInfo,
-    /// Quota units this epoch (tier plus bonus).
+    /// Quota units this epoch: `tier.txPerEpoch + bonus`.
     pub quota: U64,
+    /// Units a premium transaction added this epoch (one tier's worth, after the free quota was
+    /// used up); 0 from a node that does not report it.
+    #[serde(default)]
+    pub bonus: U64,
     /// Units used, including pending free transactions.
     pub used: U64,
     /// Units left.

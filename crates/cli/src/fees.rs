@@ -258,8 +258,18 @@ pub(crate) fn render_text(sum: &Summary<'_>, q: &FeeQuote, now: SystemTime, st: 
                 } else {
                     format!("{} tier: ", s.tier.name)
                 };
+                // The bonus a premium transaction added, said where it is part of the quota.
+                let bonus = if s.bonus.is_zero() {
+                    String::new()
+                } else {
+                    format!(
+                        ": {} free + {} bonus after your premium transaction",
+                        grouped(s.tier.tx_per_epoch),
+                        grouped(s.bonus)
+                    )
+                };
                 format!(
-                    " ({tier}{} of {} left; the window refreshes {})",
+                    " ({tier}{} of {} left{bonus}; the window refreshes {})",
                     grouped(s.remaining),
                     grouped(s.quota),
                     when(s.epoch_ends_at.to(), now)

@@ -65,7 +65,11 @@ pub(crate) async fn run(args: HealthArgs) -> ExitCode {
     } else {
         args.rpc.clone()
     };
-    let reference = match &args.reference {
+    let reference_url = match &args.reference {
+        Some(url) => Some(url.clone()),
+        None => sequencer_among(&targets).await,
+    };
+    let reference = match &reference_url {
         Some(url) => match Client::connect(url).await {
             Ok(c) => Some(c),
             Err(e) => {
@@ -77,7 +81,10 @@ pub(crate) async fn run(args: HealthArgs) -> ExitCode {
     };
     let mut rows = Vec::new();
     for url in &targets {
-        rows.push(check_one(url, reference.as_ref(), args.max_lag).await);
+        // The sequencer taken as the reference is checked against nothing but itself.
+        let own = args.reference.is_none() && reference_url.as_deref() == Some(url.as_str());
+        let reference = reference.as_ref().filter(|_| !own);
+        rows.push(check_one(url, reference, args.max_lag).await);
     }
     // Without --rpc, a default port with nothing behind it is skipped (the devnet may run one
     // implementation only), and said so.
@@ -96,7 +103,11 @@ pub(crate) async fn run(args: HealthArgs) -> ExitCode {
             serde_json::to_string_pretty(&rows).expect("rows serialize")
         );
     } else {
-        print_table(&rows, &skipped, args.max_lag, args.reference.is_some());
+        let reference = reference_url.as_deref().map(|url| Reference {
+            url,
+            given: args.reference.is_some(),
+        });
+        print_table(&rows, &skipped, args.max_lag, reference);
     }
     if reachable == 0 {
         ExitCode::from(2)
@@ -111,7 +122,29 @@ pub(crate) async fn run(args: HealthArgs) -> ExitCode {
     }
 }
 
-fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, has_reference: bool) {
+/// Without `--reference`, the node among `targets` that seals blocks (it answers
+/// `eth_coinbase`): on a devnet the followers are checked against their sequencer.
+async fn sequencer_among(targets: &[String]) -> Option<String> {
+    for url in targets {
+        let sealer = tokio::time::timeout(CHECK_TIMEOUT, async {
+            Client::connect(url).await.ok()?.sealer().await
+        })
+        .await;
+        if matches!(sealer, Ok(Some(_))) {
+            return Some(url.clone());
+        }
+    }
+    None
+}
+
+/// The reference the block numbers were compared with.
+struct Reference<'a> {
+    url: &'a str,
+    /// Named by `--reference` (else: the sequencer found among the nodes).
+    given: bool,
+}
+
+fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, reference: Option<Reference<'_>>) {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mark = |ok: bool| match (ok, color) {
         (true, true) => "\x1b[32mok\x1b[0m",
@@ -144,11 +177,19 @@ fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, has_reference: bo
             );
             continue;
         };
-        let reference = if has_reference {
-            h.reference_block_number
-                .map_or(" (reference unreachable)".into(), |r| format!(" vs {r}"))
-        } else {
-            " (no reference)".into()
+        let reference = match &reference {
+            Some(Reference { url, given: false }) if *url == r.url => " (the sequencer)".into(),
+            Some(Reference { url, given }) => {
+                h.reference_block_number
+                    .map_or(" (reference unreachable)".into(), |n| {
+                        if *given {
+                            format!(" vs {n}")
+                        } else {
+                            format!(" vs {n} at {url}")
+                        }
+                    })
+            }
+            None => " (no reference)".into(),
         };
         println!(
             "{:<28} {:<34} {:<16} {:<10} {}",

@@ -224,6 +224,12 @@ impl Client {
         Ok(!matches!(s, l2node_api::types::Syncing::No))
     }
 
+    /// The address that seals this node's blocks (`eth_coinbase`), or `None` for a node that
+    /// does not seal (a follower answers `eth_coinbase` with an error, as geth does).
+    pub async fn sealer(&self) -> Option<Address> {
+        rpc!(self, c => EthApiClient::coinbase(c).await).ok()
+    }
+
     /// `net_peerCount`.
     pub async fn peer_count(&self) -> Result<u64, ClientError> {
         Ok(rpc!(self, c => NetApiClient::peer_count(c).await)?.to())

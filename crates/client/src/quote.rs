@@ -154,6 +154,7 @@ mod tests {
                 tx_per_epoch: U64::from(quota),
             },
             quota: U64::from(quota),
+            bonus: U64::ZERO,
             used: U64::from(used),
             remaining: U64::from(quota.saturating_sub(used)),
             epoch: U64::from(1),

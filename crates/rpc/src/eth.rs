@@ -60,7 +60,7 @@ impl EthRpc {
         let timeout = std::time::Duration::from_secs(cfg.filter_timeout_secs);
         let filters = Filters::new(timeout, cfg.max_filters);
         let logs = LogSearch::new(chain.clone(), cfg.max_logs_range, cfg.max_logs_per_response);
-        let fees = Arc::new(FeeOracle::new(chain.clone()));
+        let fees = Arc::new(FeeOracle::new(chain.clone(), cfg.fee_sampling));
         Self {
             chain,
             pool,

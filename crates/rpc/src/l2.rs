@@ -136,6 +136,7 @@ fn karma_status(karma: &Karma, status: &SenderStatus, pending: u64) -> KarmaStat
             tx_per_epoch: U64::from(per_epoch),
         },
         quota: U64::from(quota),
+        bonus: U64::from(st.usage.bonus),
         used: U64::from(used),
         remaining: U64::from(quota.saturating_sub(used)),
         epoch: U64::from(st.epoch),

@@ -52,6 +52,8 @@ pub struct RpcConfig {
     pub max_filters: usize,
     /// The sequencer's sealing address (`eth_coinbase`); `None` on a node that does not seal.
     pub coinbase: Option<alloy_primitives::Address>,
+    /// What the fee suggestions sample (`--fee-suggestions-include-premium`).
+    pub fee_sampling: l2node_node::fees::Sampling,
 }
 
 impl Default for RpcConfig {
@@ -64,6 +66,7 @@ impl Default for RpcConfig {
             filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,
             max_filters: constants::MAX_FILTERS,
             coinbase: None,
+            fee_sampling: Default::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::{
 
 use clap::ArgAction;
 use l2node_node::constants as c;
+use l2node_node::fees::Sampling;
 use l2node_rpc::{Namespace, RpcConfig, RpcServerConfig};
 
 use super::{namespace_parser, secs, socket};
@@ -127,6 +128,13 @@ option_group! {
         /// Most polling filters installed at once (all clients together).
         #[arg(long, value_name = "N", default_value_t = c::MAX_FILTERS)]
         pub rpc_max_filters: usize,
+        /// Let eth_gasPrice, eth_maxPriorityFeePerGas and eth_feeHistory sample premium-path
+        /// transactions too (geth's plain behaviour). By default a Karma chain leaves them out,
+        /// so a wallet's default fees keep a Karma holder gasless after blocks of premium
+        /// transactions.
+        #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+              default_value_t = false, value_name = "BOOL")]
+        pub fee_suggestions_include_premium: bool,
     }
 }
 
@@ -172,7 +180,12 @@ impl RpcArgs {
             max_logs_per_response: self.rpc_max_logs_per_response,
             filter_timeout_secs: self.rpc_filter_timeout.get(),
             max_filters: self.rpc_max_filters,
-            // Set by `l2node_node::spawn` from the signer.
+            fee_sampling: if self.fee_suggestions_include_premium {
+                Sampling::All
+            } else {
+                Sampling::GaslessOnly
+            },
+            // Set by `l2node_launch::spawn` from the signer.
             coinbase: None,
         }
     }

@@ -1,5 +1,14 @@
 //! Fee suggestions with their standard meaning (eth_gasPrice, eth_maxPriorityFeePerGas,
 //! eth_feeHistory): geth's gas price oracle, cached per head, and the fee history.
+//!
+//! On a Karma chain the samples leave out premium-path transactions (effective gas price at or
+//! above the premium threshold), as geth's oracle already leaves out some transactions: a
+//! premium tip is a penalty paid by a sender without quota, not a market price, and a wallet
+//! that copied it would make a Karma holder pay the premium without knowing. So after blocks of
+//! premium transactions the suggestions stay at what gasless transactions paid, and the default
+//! flows of cast, viem, ethers, web3.py and MetaMask stay on the gasless path. This is the
+//! network's one deviation from geth's suggestions; [`Sampling::All`] (the
+//! `--fee-suggestions-include-premium` flag) restores the plain behaviour.
 
 pub mod premium;
 pub mod pricing;
@@ -49,20 +58,52 @@ pub enum FeeError {
     Chain(#[from] ChainError),
 }
 
+/// Which mined transactions the fee suggestions sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sampling {
+    /// Leave out premium-path transactions on a Karma chain (the default; see the module docs).
+    #[default]
+    GaslessOnly,
+    /// Every transaction, as geth samples them.
+    All,
+}
+
 /// The fee oracle of one chain.
 #[derive(Debug)]
 pub struct FeeOracle {
     chain: Arc<Chain>,
+    /// Transactions whose effective gas price reaches this are left out of the samples: the
+    /// premium threshold on a Karma chain sampled [`Sampling::GaslessOnly`], else none.
+    premium_from: Option<u128>,
     /// The suggested tip of the head with this hash: it only changes with a new block.
     tip: Mutex<Option<(B256, u128)>>,
 }
 
 impl FeeOracle {
-    /// An oracle over `chain`.
-    pub fn new(chain: Arc<Chain>) -> Self {
+    /// An oracle over `chain` that samples as `sampling` says.
+    pub fn new(chain: Arc<Chain>, sampling: Sampling) -> Self {
+        let premium_from = match sampling {
+            Sampling::All => None,
+            Sampling::GaslessOnly => chain
+                .spec()
+                .karma
+                .as_ref()
+                .map(|k| k.premium_threshold.saturating_to::<u128>()),
+        };
         Self {
             chain,
+            premium_from,
             tip: Mutex::new(None),
+        }
+    }
+
+    /// The tip of a mined transaction as a sample: `None` for one left out (premium).
+    fn sample(&self, tx: &TxEnvelope, base_fee: Option<u64>) -> Option<u128> {
+        let tip = tip_of(tx, base_fee);
+        let price = tip + u128::from(base_fee.unwrap_or_default());
+        match self.premium_from {
+            Some(threshold) if price >= threshold => None,
+            _ => Some(tip),
         }
     }
 
@@ -75,8 +116,8 @@ impl FeeOracle {
     }
 
     /// geth's gas price oracle: the `GPO_PERCENTILE`th percentile of the cheapest tips of the
-    /// last `GPO_BLOCKS` blocks; zero when recent blocks carry no paying transactions. Computed
-    /// once per head.
+    /// last `GPO_BLOCKS` blocks (premium transactions left out, see [`Sampling`]); zero when
+    /// recent blocks carry no paying transactions. Computed once per head.
     pub fn suggested_tip(&self) -> Result<u128, StorageError> {
         if let Some(tip) = self.cached_tip() {
             return Ok(tip);
@@ -93,7 +134,7 @@ impl FeeOracle {
                 .body
                 .transactions
                 .iter()
-                .map(|t| tip_of(t, block.header.base_fee_per_gas))
+                .filter_map(|t| self.sample(t, block.header.base_fee_per_gas))
                 .collect();
             block_tips.sort_unstable();
             tips.extend(block_tips.into_iter().take(3));
@@ -181,7 +222,7 @@ impl FeeOracle {
                     Some(r) => r.clone(),
                     None => storage.receipts(n)?.unwrap_or_default(),
                 };
-                rewards.push(block_rewards(&block, &receipts, p));
+                rewards.push(self.block_rewards(&block, &receipts, p));
             }
             last = Some(block.header);
         }
@@ -211,6 +252,48 @@ impl FeeOracle {
     }
 }
 
+impl FeeOracle {
+    /// Tips at the given percentiles of gas used in one block (geth's algorithm), over the
+    /// sampled transactions only (premium ones left out, see [`Sampling`]); zeros when none is.
+    fn block_rewards(
+        &self,
+        block: &StoredBlock,
+        receipts: &[ReceiptEnvelope],
+        percentiles: &[f64],
+    ) -> Vec<u128> {
+        let txs = &block.body.transactions;
+        if receipts.len() != txs.len() {
+            return vec![0; percentiles.len()];
+        }
+        let mut prev = 0;
+        let mut sorted: Vec<(u128, u64)> = txs
+            .iter()
+            .zip(receipts)
+            .filter_map(|(t, r)| {
+                let used = r.cumulative_gas_used() - prev;
+                prev = r.cumulative_gas_used();
+                Some((self.sample(t, block.header.base_fee_per_gas)?, used))
+            })
+            .collect();
+        if sorted.is_empty() {
+            return vec![0; percentiles.len()];
+        }
+        sorted.sort_unstable_by_key(|(tip, _)| *tip);
+        let total: u64 = sorted.iter().map(|(_, used)| used).sum();
+        let mut out = Vec::with_capacity(percentiles.len());
+        let (mut idx, mut sum) = (0, sorted[0].1);
+        for p in percentiles {
+            let threshold = (total as f64 * p / 100.0) as u64;
+            while sum < threshold && idx < sorted.len() - 1 {
+                idx += 1;
+                sum += sorted[idx].1;
+            }
+            out.push(sorted[idx].0);
+        }
+        out
+    }
+}
+
 /// The blob base fee of block `h` (eth_blobBaseFee of a head): from its excess blob gas under
 /// the blob parameters of its fork; `None` before Cancun.
 pub fn blob_base_fee(
@@ -227,39 +310,4 @@ pub fn blob_base_fee(
 pub fn tip_of(tx: &TxEnvelope, base_fee: Option<u64>) -> u128 {
     tx.effective_tip_per_gas(base_fee.unwrap_or_default())
         .unwrap_or_default()
-}
-
-/// Tips at the given percentiles of gas used in one block (geth's algorithm).
-fn block_rewards(
-    block: &StoredBlock,
-    receipts: &[ReceiptEnvelope],
-    percentiles: &[f64],
-) -> Vec<u128> {
-    let txs = &block.body.transactions;
-    if txs.is_empty() || receipts.len() != txs.len() {
-        return vec![0; percentiles.len()];
-    }
-    let mut prev = 0;
-    let mut sorted: Vec<(u128, u64)> = txs
-        .iter()
-        .zip(receipts)
-        .map(|(t, r)| {
-            let used = r.cumulative_gas_used() - prev;
-            prev = r.cumulative_gas_used();
-            (tip_of(t, block.header.base_fee_per_gas), used)
-        })
-        .collect();
-    sorted.sort_unstable_by_key(|(tip, _)| *tip);
-    let total: u64 = block.header.gas_used;
-    let mut out = Vec::with_capacity(percentiles.len());
-    let (mut idx, mut sum) = (0, sorted[0].1);
-    for p in percentiles {
-        let threshold = (total as f64 * p / 100.0) as u64;
-        while sum < threshold && idx < sorted.len() - 1 {
-            idx += 1;
-            sum += sorted[idx].1;
-        }
-        out.push(sorted[idx].0);
-    }
-    out
 }

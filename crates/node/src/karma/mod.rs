@@ -70,6 +70,20 @@ fn gwei(wei: U256) -> String {
     }
 }
 
+/// Whether a kill-switch file with `content` (`None`: no file) turns the gasless path off: an
+/// empty file or `true`, `on`, `enabled` (any case) does, no file or `false`, `off`, `disabled`
+/// does not; any other content is returned as the error.
+pub fn kill_switch_engaged(content: Option<&str>) -> Result<bool, &str> {
+    let Some(content) = content else {
+        return Ok(false);
+    };
+    match content.trim().to_ascii_lowercase().as_str() {
+        "" | "true" | "on" | "enabled" => Ok(true),
+        "false" | "off" | "disabled" => Ok(false),
+        _ => Err(content.trim()),
+    }
+}
+
 fn refusal_message(
     refusal: &Refusal,
     tier: Option<&str>,
@@ -85,13 +99,9 @@ fn refusal_message(
     match refusal {
         Refusal::GaslessDisabled => format!("Free transactions are switched off on this network for now (operator kill switch); pay premium gas (at least {} gwei per gas) to proceed.", gwei(threshold)),
         Refusal::NoKarma => format!("This sender holds no Karma, and free transactions need Karma (tier \"{tier}\" has no free quota). Earn Karma to get a daily quota of free transactions, {pay}."),
-        Refusal::Denied(DenyEntry { reason: DenyReason::QuotaExceeded, .. }) | Refusal::OverQuota { .. } => {
-            let needs = match refusal {
-                Refusal::OverQuota { needed, remaining } => format!(" (this transaction needs {needed} quota units, {remaining} left including pending transactions)"),
-                _ => String::new(),
-            };
-            format!("Free transaction limit reached for your current Karma tier (\"{tier}\"){needs}. Wait for the window that resets at {at}, earn more Karma to upgrade your tier, {pay}.")
-        }
+        // Some quota is left, just not enough for this transaction: say so, not "used up".
+        Refusal::OverQuota { needed, remaining } if *remaining > 0 => format!("This free transaction needs {needed} quota units for its gas limit and only {remaining} are left for your Karma tier (\"{tier}\") in this window, counting pending transactions. Lower the gas limit, wait for the window that resets at {at}, {pay}."),
+        Refusal::Denied(DenyEntry { reason: DenyReason::QuotaExceeded, .. }) | Refusal::OverQuota { .. } => format!("Free transaction limit reached: the quota of your Karma tier (\"{tier}\") is used up for this window, counting pending transactions. Wait for the window that resets at {at}, earn more Karma to upgrade your tier, {pay}."),
         Refusal::Denied(DenyEntry { reason: DenyReason::RlnViolation, .. }) => format!("This sender was slashed for violating the spam policy (RLN: two different free transactions in one slot) and gets no free transactions until the window resets at {at}; {pay}."),
         Refusal::Denied(DenyEntry { reason: DenyReason::Operator, until_epoch }) => {
             let until = if *until_epoch == u64::MAX { "until the operator lifts it".to_owned() } else { format!("until {at}") };
@@ -190,13 +200,26 @@ impl Karma {
         !self.file_off.load(Ordering::Relaxed) && !self.admin_off.load(Ordering::Relaxed)
     }
 
-    /// Looks at the kill-switch file once: gasless is off while it exists.
+    /// Looks at the kill-switch file once: gasless is off while it exists and is empty or says
+    /// `true`, `on` or `enabled`, and on again when it is gone or says `false`, `off` or
+    /// `disabled` (see [`kill_switch_engaged`]).
     pub fn poll_kill_switch(&self) {
-        if let Some(path) = &self.kill_switch_file {
-            let off = path.exists();
-            if self.file_off.swap(off, Ordering::Relaxed) != off {
-                tracing::warn!(target: "l2node::karma", file = %path.display(), gasless = !off, "kill switch changed");
+        let Some(path) = &self.kill_switch_file else {
+            return;
+        };
+        let content = std::fs::read_to_string(path).ok();
+        let off = match kill_switch_engaged(content.as_deref()) {
+            Ok(off) => off,
+            Err(word) => {
+                // Unreadable intent: keep the switch engaged (the file exists), and say so.
+                if !self.file_off.load(Ordering::Relaxed) {
+                    tracing::warn!(target: "l2node::karma", file = %path.display(), content = word, "kill-switch file says neither true/on/enabled nor false/off/disabled: free transactions stay off until it does");
+                }
+                true
             }
+        };
+        if self.file_off.swap(off, Ordering::Relaxed) != off {
+            tracing::warn!(target: "l2node::karma", file = %path.display(), gasless = !off, "kill switch changed");
         }
     }
 
@@ -382,6 +405,64 @@ mod tests {
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_795_392_000), "2026-11-23 00:00:00 UTC");
         assert_eq!(utc(951_786_061), "2000-02-29 01:01:01 UTC");
+    }
+
+    #[test]
+    fn refusal_headline_matches_the_case() {
+        let threshold = U256::from(12_000_000_000u64);
+        let msg = |r: Refusal| refusal_message(&r, Some("newbie"), 1_795_392_000, threshold);
+        let short = msg(Refusal::OverQuota {
+            needed: 3,
+            remaining: 1,
+        });
+        assert!(
+            short.starts_with("This free transaction needs 3 quota units")
+                && short.contains("only 1 are left")
+                && short.contains("Lower the gas limit")
+                && short.contains("12 gwei")
+                && !short.contains("limit reached"),
+            "{short}"
+        );
+        for used_up in [
+            Refusal::OverQuota {
+                needed: 1,
+                remaining: 0,
+            },
+            Refusal::Denied(DenyEntry {
+                reason: DenyReason::QuotaExceeded,
+                until_epoch: 1,
+            }),
+        ] {
+            let m = msg(used_up);
+            assert!(m.starts_with("Free transaction limit reached"), "{m}");
+        }
+        assert!(msg(Refusal::NoKarma).starts_with("This sender holds no Karma"));
+        assert!(msg(Refusal::GaslessDisabled).contains("kill switch"));
+        let rln = msg(Refusal::Denied(DenyEntry {
+            reason: DenyReason::RlnViolation,
+            until_epoch: 1,
+        }));
+        assert!(rln.contains("slashed"), "{rln}");
+        let op = msg(Refusal::Denied(DenyEntry {
+            reason: DenyReason::Operator,
+            until_epoch: u64::MAX,
+        }));
+        assert!(
+            op.contains("operator's deny list until the operator lifts it"),
+            "{op}"
+        );
+    }
+
+    #[test]
+    fn kill_switch_file_content_says_on_or_off() {
+        for on in ["", "\n", "true", "ON\n", " Enabled "] {
+            assert_eq!(kill_switch_engaged(Some(on)), Ok(true), "{on:?}");
+        }
+        for off in ["false", "Off\n", "disabled"] {
+            assert_eq!(kill_switch_engaged(Some(off)), Ok(false), "{off:?}");
+        }
+        assert_eq!(kill_switch_engaged(None), Ok(false));
+        assert_eq!(kill_switch_engaged(Some("maybe\n")), Err("maybe"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use l2node_node::chain::open_chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::constants::DEV_CHAIN_ID;
 use l2node_node::dev;
+use l2node_node::fees::Sampling;
 use l2node_node::karma::{contracts::IKarma, KarmaConfig};
 use l2node_node::test_utils;
 
@@ -174,9 +175,10 @@ async fn entry_tier_gets_two_free_then_premium_then_bonus_then_a_fresh_epoch() {
         (
             s["denied"].as_bool(),
             s["quota"].as_str(),
+            s["bonus"].as_str(),
             s["remaining"].as_str()
         ),
-        (Some(false), Some("0x4"), Some("0x2")),
+        (Some(false), Some("0x4"), Some("0x2"), Some("0x2")),
         "{s}"
     );
     assert_eq!(priority(&estimate(&node, me).await), 0);
@@ -196,9 +198,10 @@ async fn entry_tier_gets_two_free_then_premium_then_bonus_then_a_fresh_epoch() {
         (
             s["used"].as_str(),
             s["quota"].as_str(),
+            s["bonus"].as_str(),
             s["feeState"].as_str()
         ),
-        (Some("0x0"), Some("0x2"), Some("gasless")),
+        (Some("0x0"), Some("0x2"), Some("0x0"), Some("gasless")),
         "{s}"
     );
     send_mined(&node, tx(&key, 4, 0, to, Bytes::new(), 21_000)).await;
@@ -586,4 +589,63 @@ async fn l2admin_is_off_by_default_and_refused_on_a_public_address() {
     cfg.rpc_server.http_addr = "0.0.0.0:0".parse().unwrap();
     let err = l2node_launch::spawn(cfg).await.unwrap_err().to_string();
     assert!(err.contains("L2ADMIN") && err.contains("loopback"), "{err}");
+}
+
+/// After blocks of premium transactions, the fee suggestions still sample only what gasless
+/// transactions paid (so a wallet's defaults stay gasless); `Sampling::All` samples everything.
+#[tokio::test(flavor = "multi_thread")]
+async fn fee_suggestions_leave_premium_tips_out_unless_told() {
+    for sampling in [Sampling::GaslessOnly, Sampling::All] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = karma_config(dir.path(), 86_400);
+        cfg.rpc.fee_sampling = sampling;
+        let node = TestNode::start_in(dir, cfg).await;
+        let (payer, holder) = (account(NONE), account(0));
+        let to = Address::repeat_byte(0x22);
+        // One gasless transaction with a 1 gwei tip, then three blocks of 20 gwei premium tips.
+        send_mined(&node, tx(&holder, 0, GWEI, to, Bytes::new(), 21_000)).await;
+        for nonce in 0..3 {
+            send_mined(
+                &node,
+                tx(&payer, nonce, 20 * GWEI, to, Bytes::new(), 21_000),
+            )
+            .await;
+        }
+        let tip: U256 = node
+            .request::<serde_json::Value>("eth_maxPriorityFeePerGas", rpc_params![])
+            .await
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let history = node
+            .request::<serde_json::Value>(
+                "eth_feeHistory",
+                rpc_params!["0x4", "latest", [10.0, 50.0]],
+            )
+            .await;
+        let rewards: Vec<u128> = history["reward"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                u128::from_str_radix(r[1].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+            })
+            .collect();
+        match sampling {
+            Sampling::GaslessOnly => {
+                assert_eq!(tip, U256::from(GWEI), "{history}");
+                assert_eq!(rewards, [GWEI, 0, 0, 0], "{history}");
+            }
+            Sampling::All => {
+                assert_eq!(tip, U256::from(20 * GWEI), "{history}");
+                assert_eq!(
+                    rewards,
+                    [GWEI, 20 * GWEI, 20 * GWEI, 20 * GWEI],
+                    "{history}"
+                );
+            }
+        }
+        node.stop().await;
+    }
 }
