@@ -96,8 +96,8 @@ params! {
         "an object of address -> {balance, nonce, code, state, stateDiff}";
     BlockOverrides => BlockOverrides, "an object {number, time, gasLimit, baseFee, ...}";
     Filter => Filter, "a filter object {fromBlock, toBlock, address, topics} or {blockHash, ...}";
-    // The wording of the one boolean parameter (`fullTransactions`).
-    bool => Bool, "true for full transactions, false for hashes";
+    // `fullTransactions`, `l2admin_setKillSwitch`'s `on`, ...: a JSON boolean.
+    bool => Bool, "a boolean (true or false)";
     // The one list of numbers: `eth_feeHistory`'s reward percentiles.
     Vec<f64> => Percentiles, "an increasing list of numbers between 0 and 100";
     // The one list of hashes: `eth_getProof`'s storage keys.
@@ -138,9 +138,44 @@ pub enum SubscriptionId {
     Str(String),
 }
 
-/// Whether `value` deserializes as `T`; the serde error otherwise.
+/// Whether `value` deserializes as `T`; what is wrong with it otherwise, in plain words
+/// ([`plain_error`]).
 pub fn check<T: DeserializeOwned>(value: &Value) -> Result<(), String> {
-    T::deserialize(value).map(|_| ()).map_err(|e| e.to_string())
+    T::deserialize(value)
+        .map(|_| ())
+        .map_err(|e| plain_error(&e))
+}
+
+/// A serde error as a person reads it: what was found (`got string "lol"`), a missing or
+/// unknown field, or the value's own complaint (`invalid string length`), without serde's
+/// "invalid type", "untagged enum" or "at line 1 column" (the caller adds what is expected).
+pub fn plain_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    // serde_json appends the position in the input, meaningless for a parameter.
+    let text = match text.rfind(" at line ") {
+        Some(i) if text[i..].contains(" column ") => &text[..i],
+        _ => text.as_str(),
+    };
+    let found = |rest: &str| {
+        let got = rest.split(", expected").next().unwrap_or(rest);
+        format!("got {}", got.replace('`', ""))
+    };
+    if let Some(rest) = text
+        .strip_prefix("invalid type: ")
+        .or_else(|| text.strip_prefix("invalid value: "))
+    {
+        found(rest)
+    } else if text.contains("did not match any variant") {
+        "not a value of this shape".to_owned()
+    } else if text.starts_with("unknown field") || text.starts_with("unknown variant") {
+        // Keep the name that is wrong; the list of the right ones follows as "expected".
+        text.split(", expected")
+            .next()
+            .unwrap_or(text)
+            .replace('`', "\"")
+    } else {
+        text.replace('`', "\"")
+    }
 }
 
 /// One positional parameter of a method.
@@ -417,6 +452,32 @@ macro_rules! declare_api {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serde_errors_read_as_plain_words() {
+        let plain =
+            |v: serde_json::Value, check: fn(&Value) -> Result<(), String>| check(&v).unwrap_err();
+        assert_eq!(
+            plain(serde_json::json!(5), check::<String>),
+            "got integer 5"
+        );
+        assert_eq!(
+            plain(serde_json::json!(true), check::<SubscriptionId>),
+            "not a value of this shape"
+        );
+        for msg in [
+            plain(serde_json::json!({"fromBlock": []}), check::<Filter>),
+            plain(serde_json::json!({"to": 5}), check::<TransactionRequest>),
+            plain(
+                serde_json::json!([1]),
+                check::<Vec<crate::types::TraceType>>,
+            ),
+        ] {
+            for leak in ["invalid type", "untagged", "at line", "`"] {
+                assert!(!msg.contains(leak), "{msg}");
+            }
+        }
+    }
 
     #[test]
     fn camel_case_of_snake_case() {

@@ -12,7 +12,7 @@ mod traits;
 pub mod types;
 
 pub use declare::{
-    check, find_method, methods, MethodKind, MethodSpec, Param, ParamKind, ParamSpec,
+    check, find_method, methods, plain_error, MethodKind, MethodSpec, Param, ParamKind, ParamSpec,
     SubscriptionId,
 };
 pub use traits::*;

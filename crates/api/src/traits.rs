@@ -201,7 +201,9 @@ declare_api! {
         )]
         async fn subscribe_to(
             &self,
-            kind: String,
+            // Any JSON here, checked by the server: jsonrpsee's own refusal of a missing or
+            // non-string kind would read "No more params" / "invalid type".
+            kind: Option<serde_json::Value>,
             params: Option<serde_json::Value>,
         ) -> jsonrpsee::core::SubscriptionResult;
     }

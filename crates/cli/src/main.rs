@@ -85,6 +85,9 @@ async fn devnet(args: DevnetArgs) -> anyhow::Result<()> {
             p2p.unwrap_or_default()
         );
     }
+    if let Some(a) = sequencer.rpc.http_addr {
+        println!("  dashboard: http://{a}/ (open it in a browser; the follower has one too)");
+    }
     println!("  data: {} (Ctrl-C stops both)", args.data_dir().display());
     shutdown_signal().await;
     tracing::info!(target: "l2node", "shutting down");
@@ -109,6 +112,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     }
     if let Some(a) = handle.rpc.ws_addr {
         tracing::info!(target: "l2node", "WebSocket JSON-RPC on ws://{a}");
+    }
+    if let Some(a) = handle.rpc.http_addr {
+        tracing::info!(target: "l2node", "dashboard on http://{a}/ (open it in a browser)");
     }
     shutdown_signal().await;
     tracing::info!(target: "l2node", "shutting down");
@@ -144,9 +150,10 @@ fn print_dev_banner(cfg: &l2node_launch::NodeConfig) {
             .map(|(_, t)| format!("{} ({} free tx/day)", t.name, t.tx_per_epoch))
             .unwrap_or_default();
         println!(
-            "    ({i}) {} key 0x{}  karma {karma} -> {tier}",
+            "    ({i}) {} key 0x{}  {} KARMA -> {tier}",
             s.address(),
-            alloy_primitives::hex::encode(s.to_bytes())
+            alloy_primitives::hex::encode(s.to_bytes()),
+            fees::grouped(karma)
         );
     }
     if let Some(k) = &cfg.spec.karma {

@@ -84,10 +84,11 @@ pub enum RpcError {
     #[error("this chain has no Karma policy (its genesis has no config.karma section), so there is no gasless path and no Karma state")]
     NoKarma,
     /// The EVM job pool is shut down (the node is stopping).
-    #[error("the node is shutting down: {0}")]
+    #[error("the node is shutting down; retry against a running node")]
     Closed(#[from] tokio::sync::AcquireError),
-    /// A blocking job panicked or was cancelled.
-    #[error("internal error: {0}")]
+    /// A blocking job panicked or was cancelled (the cause goes to the node's log, not to the
+    /// caller).
+    #[error("internal error: the request's job failed; the node's log has the cause")]
     Join(#[from] tokio::task::JoinError),
     /// An answer did not serialize.
     #[error("internal error: {0}")]

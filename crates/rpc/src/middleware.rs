@@ -184,10 +184,12 @@ impl<S> WireRules<S> {
     }
 }
 
-/// `-32005` for a response larger than `--rpc-max-response-body` allows.
+/// `-32005` for a response larger than `--rpc-max-response-size` allows.
 fn response_too_large(limit: u32) -> ErrorObjectOwned {
     RpcError::LimitExceeded(format!(
-        "Response exceeds the max response body size of {limit} bytes"
+        "Response exceeds the max response body size of {limit} bytes \
+         (--rpc-max-response-size); ask for less (a smaller block range, fewer calls in the \
+         batch) or raise the limit"
     ))
     .into()
 }

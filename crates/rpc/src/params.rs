@@ -65,8 +65,8 @@ mod tests {
         let m = explain("eth_getBlockByNumber", Some(r#"["latest"]"#)).unwrap();
         assert_eq!(
             m,
-            "missing value for required argument 1 (fullTransactions): expected true for full \
-             transactions, false for hashes"
+            "missing value for required argument 1 (fullTransactions): expected a boolean (true \
+             or false)"
         );
     }
 

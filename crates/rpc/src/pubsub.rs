@@ -47,9 +47,26 @@ impl EthPubSubApiServer for PubSubRpc {
     async fn subscribe_to(
         &self,
         pending: PendingSubscriptionSink,
-        kind: String,
+        kind: Option<serde_json::Value>,
         params: Option<serde_json::Value>,
     ) -> SubscriptionResult {
+        const KINDS: &str = "newHeads, logs, newPendingTransactions or syncing";
+        let kind = match kind {
+            Some(serde_json::Value::String(kind)) => kind,
+            None | Some(serde_json::Value::Null) => {
+                let msg = format!(
+                    "missing value for required argument 0 (subscription): expected {KINDS}"
+                );
+                pending.reject(bad_params(msg)).await;
+                return Ok(());
+            }
+            Some(_) => {
+                let msg =
+                    format!("invalid argument 0 (subscription): expected a string, one of {KINDS}");
+                pending.reject(bad_params(msg)).await;
+                return Ok(());
+            }
+        };
         match kind.as_str() {
             "newHeads" => {
                 let rx = self.chain.subscribe();
@@ -65,7 +82,11 @@ impl EthPubSubApiServer for PubSubRpc {
                         Ok(f) => f,
                         Err(e) => {
                             pending
-                                .reject(bad_params(format!("invalid logs filter object: {e}")))
+                                .reject(bad_params(format!(
+                                    "invalid argument 1 (filter): {}; expected a logs filter \
+                                     object {{address, topics}}",
+                                    l2node_api::plain_error(&e)
+                                )))
                                 .await;
                             return Ok(());
                         }
@@ -98,7 +119,7 @@ impl EthPubSubApiServer for PubSubRpc {
             other => {
                 pending
                     .reject(bad_params(format!(
-                        "unsupported subscription \"{other}\": use newHeads, logs, newPendingTransactions or syncing"
+                        "unsupported subscription \"{other}\": use {KINDS}"
                     )))
                     .await;
             }

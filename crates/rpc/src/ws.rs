@@ -45,7 +45,7 @@ use jsonrpsee::core::server::{
 };
 use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse, IdProvider, StopHandle};
-use jsonrpsee::types::error::{reject_too_many_subscriptions, ErrorCode};
+use jsonrpsee::types::error::ErrorCode;
 use jsonrpsee::types::{
     ErrorObject, ErrorObjectOwned, Extensions, Id, InvalidRequest, Params, Request,
 };
@@ -593,7 +593,12 @@ impl RpcServiceT for ModuleService {
                 None => Answer::ready(
                     MethodResponse::error(
                         id,
-                        reject_too_many_subscriptions(self.subscriptions.max()),
+                        ErrorObjectOwned::from(RpcError::LimitExceeded(format!(
+                            "this connection already has {} subscriptions, the most allowed \
+                             (--rpc-ws-max-subscriptions); unsubscribe one or open another \
+                             connection",
+                            self.subscriptions.max()
+                        ))),
                     )
                     .with_extensions(extensions),
                 ),

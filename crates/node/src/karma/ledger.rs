@@ -123,7 +123,8 @@ impl Ledger {
         contracts::read_balance(state, self.cfg.karma_contract, sender)
     }
 
-    /// Whether a transaction is premium at `base_fee`, and the quota units it uses if not.
+    /// Whether a transaction is premium at `base_fee`, and the quota units its gas limit
+    /// reserves if not (what admission counts; the ledger charges the gas used).
     pub fn classify(&self, tx: &TxEnvelope, base_fee: u64) -> (bool, u64) {
         let premium = policy::is_premium(
             tx.effective_gas_price(Some(base_fee)),
@@ -161,8 +162,20 @@ impl Ledger {
             }
             Ok(())
         };
+        let mut gas_before = 0;
         for (i, (tx, sender)) in transactions.iter().zip(senders).enumerate() {
-            let (premium, units) = self.classify(tx, base_fee);
+            // Admission reserved units by the gas limit (it decides before execution); the
+            // ledger charges the gas the transaction used, with the same rounding, so a padded
+            // gas limit costs nothing more and the rest of the reservation is back in the
+            // sender's quota after this block. Receipts are part of the block: every node
+            // charges the same.
+            let gas_used = receipts.get(i).map_or(tx.gas_limit(), |r| {
+                let used = r.cumulative_gas_used().saturating_sub(gas_before);
+                gas_before = r.cumulative_gas_used();
+                used
+            });
+            let (premium, _) = self.classify(tx, base_fee);
+            let units = policy::quota_units(gas_used, self.cfg.quota_unit_gas);
             entry(&mut touched, *sender)?;
             let st = &mut touched.get_mut(sender).expect("loaded").1;
             let effect = policy::record(st, premium, units);

@@ -47,7 +47,7 @@ pub use error::PoolError;
 use crate::chain::NextBlock;
 use crate::constants;
 use crate::karma::{Karma, KarmaError};
-use inner::{Arrival, Inner, Limits, Victims};
+use inner::{Arrival, Inner, Limits, SenderTxs, Victims};
 use journal::Journal;
 use l2node_storage::StateReader;
 
@@ -206,23 +206,24 @@ impl Pool {
         self.karma.as_ref()
     }
 
-    /// Gasless quota units of `sender`'s pooled transactions: pending free transactions count
-    /// against the quota before they are mined.
+    /// Gasless quota units of `sender`'s executable pooled transactions: they count against the
+    /// quota before they are mined. Queued ones (behind a nonce gap) hold none: a wallet whose
+    /// later nonces arrive first must not find its first nonce refused for quota they hold.
     pub fn pending_units(&self, sender: &Address, base_fee: u64) -> u64 {
         let Some(karma) = &self.karma else { return 0 };
         let inner = self.inner.lock();
-        inner.senders.get(sender).map_or(0, |s| {
-            Self::gasless_units(karma, s.txs.iter(), None, base_fee)
-        })
+        inner
+            .senders
+            .get(sender)
+            .map_or(0, |s| Self::gasless_units(karma, s, None, base_fee))
     }
 
-    fn gasless_units<'a>(
-        karma: &Karma,
-        txs: impl Iterator<Item = (&'a u64, &'a Arc<PooledTx>)>,
-        skip_nonce: Option<u64>,
-        base_fee: u64,
-    ) -> u64 {
-        txs.filter(|(n, _)| Some(**n) != skip_nonce)
+    /// The units the gasless transactions of `s` reserve: its executable run only (nonces from
+    /// its account nonce up to the first gap), `skip_nonce` left out (the one being replaced).
+    fn gasless_units(karma: &Karma, s: &SenderTxs, skip_nonce: Option<u64>, base_fee: u64) -> u64 {
+        s.txs
+            .range(s.base..s.pending_end.max(s.base))
+            .filter(|(n, _)| Some(**n) != skip_nonce)
             .map(|(_, t)| karma.ledger().classify(t.tx.inner(), base_fee))
             .filter(|(premium, _)| !premium)
             .map(|(_, units)| units)
@@ -359,9 +360,8 @@ impl Pool {
                         }));
                     }
                 }
-                let pending = own.map_or(0, |s| {
-                    Self::gasless_units(k, s.txs.iter(), Some(nonce), ctx.base_fee)
-                });
+                let pending =
+                    own.map_or(0, |s| Self::gasless_units(k, s, Some(nonce), ctx.base_fee));
                 if let Err(e) = k.admit_units(status, pending, false, *units) {
                     crate::metrics::karma_admission("refused");
                     return Err(e.into());

@@ -37,7 +37,12 @@ pub fn decode_raw(raw: &[u8]) -> Result<TxEnvelope, PoolError> {
     TxEnvelope::decode_2718_exact(raw).map_err(|e| match e {
         Eip2718Error::UnexpectedType(_) if typed => PoolError::TxTypeNotSupported,
         Eip2718Error::RlpError(e) => PoolError::Decode(format!("rlp: {e}")),
-        other => PoolError::Decode(format!("invalid transaction encoding: {other}")),
+        // alloy's own words ("Unexpected type flag") would leak here: say what is expected.
+        _ => PoolError::Decode(
+            "invalid transaction encoding: expected a signed EIP-2718 transaction (an RLP list, \
+             or a type byte 1 to 4 followed by its RLP payload)"
+                .into(),
+        ),
     })
 }
 

@@ -567,6 +567,21 @@ fn method_of(req: Option<&Value>, id: &Value) -> String {
 }
 
 /// Checks one response object against the request it answers.
+/// Phrases of serde, jsonrpsee and Rust that an error message must not show.
+const INTERNALS: &[&str] = &[
+    "untagged enum",
+    "Variadic",
+    "No more params",
+    "Unexpected type flag",
+    "invalid type:",
+    "at line 1 column",
+    "did not match any variant",
+    "semaphore",
+    "panicked",
+    "JoinError",
+    "Error(",
+];
+
 fn check_response(resp: &Value, req: Option<&Value>, http: bool, f: &Findings) {
     let show = resp.to_string();
     let Some(o) = resp.as_object() else {
@@ -626,6 +641,19 @@ fn check_response(resp: &Value, req: Option<&Value>, http: bool, f: &Findings) {
                     .find(|k| !["code", "message", "data"].contains(&k.as_str()))
             }) {
                 f.add(format!("error has extra member {extra}"), show.clone());
+            }
+            // What a person reads names the parameter and the expected shape, never the
+            // internals of serde, jsonrpsee or Rust.
+            let text = format!(
+                "{} {}",
+                msg.unwrap_or_default(),
+                e.get("data").and_then(Value::as_str).unwrap_or_default()
+            );
+            if let Some(leak) = INTERNALS.iter().find(|leak| text.contains(*leak)) {
+                f.add(
+                    format!("error message shows internals ({leak})"),
+                    format!("{show}\n    request: {}", origin(req, id)),
+                );
             }
             let method = method_of(req, id);
             let code = code.unwrap_or_default();

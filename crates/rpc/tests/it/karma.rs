@@ -390,7 +390,10 @@ async fn restart_keeps_counters_and_a_rebuilt_ledger_matches() {
         status(&node, entry.address()).await,
         status(&node, newbie.address()).await,
     );
-    assert_eq!(before.1["used"], "0x2", "250,000 gas is 2 units");
+    assert_eq!(
+        before.1["used"], "0x1",
+        "a 250,000-gas limit reserves 2 units; the 21,000 gas used is charged: 1"
+    );
     let dir = node.stop().await;
     let node = TestNode::start_in(dir, cfg).await;
     let after = (
@@ -456,13 +459,14 @@ async fn free_flood_counts_pending_against_the_quota() {
     cfg.block_time = Duration::from_secs(3_600);
     let node = TestNode::start_in(dir, cfg).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    // Newbie: 6 units. Pending and queued free transactions count before they are mined.
+    // Newbie: 6 units. Executable free transactions count before they are mined; the ones
+    // behind the refused nonce 6 are queued and each alone does not fit either.
     let key = account(7);
     let mut accepted = 0;
     for nonce in 0..20 {
         if send(
             &node,
-            tx(&key, nonce + 1, 0, Address::ZERO, Bytes::new(), 21_000),
+            tx(&key, nonce, 0, Address::ZERO, Bytes::new(), 21_000),
         )
         .await
         .is_ok()
@@ -472,7 +476,7 @@ async fn free_flood_counts_pending_against_the_quota() {
     }
     assert_eq!(accepted, 6);
     // A resubmitted transaction counts once: the same bytes are "already known".
-    let again = send(&node, tx(&key, 1, 0, Address::ZERO, Bytes::new(), 21_000))
+    let again = send(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000))
         .await
         .unwrap_err();
     assert!(again.contains("already known"), "{again}");
@@ -648,4 +652,64 @@ async fn fee_suggestions_leave_premium_tips_out_unless_told() {
         }
         node.stop().await;
     }
+}
+
+/// A wallet's padded gas limit reserves units at admission, but the ledger charges the gas the
+/// transaction used: a 250,000-gas transfer from the entry tier (2 units) costs 1 unit, and the
+/// second free transfer still gets in.
+#[tokio::test(flavor = "multi_thread")]
+async fn padded_gas_limit_is_charged_by_gas_used() {
+    let node = start(86_400).await;
+    let key = account(ENTRY);
+    let me = key.address();
+    let to = Address::repeat_byte(0x33);
+    send_mined(&node, tx(&key, 0, 0, to, Bytes::new(), 250_000)).await;
+    let s = status(&node, me).await;
+    assert_eq!(
+        (
+            s["used"].as_str(),
+            s["remaining"].as_str(),
+            s["denied"].as_bool()
+        ),
+        (Some("0x1"), Some("0x1"), Some(false)),
+        "{s}"
+    );
+    send_mined(&node, tx(&key, 1, 0, to, Bytes::new(), 21_000)).await;
+    let s = status(&node, me).await;
+    assert_eq!(
+        (s["used"].as_str(), s["denyReason"].as_str()),
+        (Some("0x2"), Some("quotaExceeded")),
+        "{s}"
+    );
+    node.stop().await;
+}
+
+/// Nonces 1 and 2 arriving before 0 are queued and hold no quota, so nonce 0 is admitted; the
+/// three are mined gasless (the block gate keeps each block within the quota, and the ledger
+/// charges the gas used).
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_order_nonces_are_all_mined_gasless() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = karma_config(dir.path(), 86_400);
+    cfg.block_time = Duration::from_millis(300);
+    let node = TestNode::start_in(dir, cfg).await;
+    // Newbie: 6 units a day; a 300,000-gas limit reserves 3 units.
+    let key = account(7);
+    let to = Address::repeat_byte(0x44);
+    let raw = |nonce| tx(&key, nonce, 0, to, Bytes::new(), 300_000);
+    let mut hashes = Vec::new();
+    for nonce in [1, 2, 0] {
+        let hash = send(&node, raw(nonce))
+            .await
+            .unwrap_or_else(|e| panic!("nonce {nonce} refused: {e}"));
+        hashes.push(hash.as_str().unwrap().parse().unwrap());
+    }
+    for hash in hashes {
+        let receipt = node.wait_receipt(hash).await;
+        assert_eq!(receipt["status"], "0x1", "{receipt}");
+        assert_eq!(receipt["effectiveGasPrice"], "0x0", "{receipt}");
+    }
+    let s = status(&node, key.address()).await;
+    assert_eq!(s["used"].as_str(), Some("0x3"), "{s}");
+    node.stop().await;
 }
