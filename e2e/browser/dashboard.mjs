@@ -95,5 +95,51 @@ await test('fee panel re-estimates on every change (a bad address, then a good o
   assert.deepEqual(errors, []);
 });
 
+await test('fee panel: with only a sender it quotes a plain transfer and says so', async () => {
+  await page.fill('#to', '');
+  await page.fill('#from', KARMA_HOLDER);
+  await page.waitForSelector('#quote [data-plain-transfer]', { timeout: 15000 });
+  const text = (await page.textContent('#quote')).replace(/\s+/g, ' ');
+  assert.match(text, /plain transfer/);
+  assert.match(text, /Gas limit 21,000/);
+});
+
+await test('fee panel: a bonus after a premium transaction is shown as free + bonus', async () => {
+  // Dev account 8 (entry tier, 2 free a day): two free transfers, then a premium one buys a
+  // tier's worth of bonus.
+  const entry = privateKeyToAccount(accounts[8].privateKey);
+  const chainId = Number(await rpc('eth_chainId'));
+  const send = async (tip) => {
+    const nonce = Number(await rpc('eth_getTransactionCount', [entry.address, 'pending']));
+    const raw = await entry.signTransaction({ chainId, type: 'eip1559', nonce, to: NO_KARMA, value: 1n, gas: 21000n,
+      maxFeePerGas: tip, maxPriorityFeePerGas: tip });
+    const hash = await rpc('eth_sendRawTransaction', [raw]);
+    for (let i = 0; i < 200 && !(await rpc('eth_getTransactionReceipt', [hash])); i++) await new Promise((r) => setTimeout(r, 100));
+  };
+  let st = await rpc('l2_getKarmaStatus', [entry.address]);
+  while (BigInt(st.remaining) > 0n) { await send(0n); st = await rpc('l2_getKarmaStatus', [entry.address]); }
+  await send(12_000_000_000n);
+  await page.fill('#from', entry.address);
+  await page.waitForSelector('#karma [data-bonus]', { timeout: 15000 });
+  assert.match((await page.textContent('#karma')).replace(/\s+/g, ' '), /2 free \+ \d+ bonus after your premium transaction/);
+  await shot('bonus');
+});
+
+await test('chart: the last blocks from the moment the page opens, with axes', async () => {
+  const fresh = await browser.newPage({ viewport: { width: 1100, height: 1000 } });
+  await fresh.goto(HTTP_URL, { waitUntil: 'load' });
+  // Drawn without waiting for a new block: the axis labels name blocks before the page opened.
+  const head = BigInt(await rpc('eth_blockNumber'));
+  await fresh.waitForFunction(() => {
+    const c = document.getElementById('chart');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    for (let i = 3; i < d.length; i += 4) if (d[i] !== 0) return true;
+    return false;
+  }, null, { timeout: 10000 });
+  assert.ok(head > 1n);
+  await fresh.screenshot({ path: `${ARTIFACTS}chart.png`, fullPage: true });
+  await fresh.close();
+});
+
 await browser.close();
 process.exit(finish() ? 0 : 1);
