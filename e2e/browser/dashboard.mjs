@@ -6,6 +6,7 @@ import { mkdirSync, existsSync } from 'node:fs';
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
+import { keccak256 } from 'viem';
 import { makeHarness } from '../lib/harness.mjs';
 
 const [HTTP_URL] = process.argv.slice(2);
@@ -139,6 +140,22 @@ await test('chart: the last blocks from the moment the page opens, with axes', a
   assert.ok(head > 1n);
   await fresh.screenshot({ path: `${ARTIFACTS}chart.png`, fullPage: true });
   await fresh.close();
+});
+
+await test('a transaction that never landed: the dashboard says why', async () => {
+  // Account 9 holds no Karma: a free transfer is refused, and the node keeps the record.
+  const none = privateKeyToAccount(accounts[9].privateKey);
+  const chainId = Number(await rpc('eth_chainId'));
+  const nonce = Number(await rpc('eth_getTransactionCount', [none.address, 'pending']));
+  const raw = await none.signTransaction({ chainId, type: 'eip1559', nonce, to: KARMA_HOLDER, value: 1n, gas: 21000n,
+    maxFeePerGas: 0n, maxPriorityFeePerGas: 0n });
+  await assert.rejects(rpc('eth_sendRawTransaction', [raw]), /holds no Karma/);
+  await page.fill('#txhash', keccak256(raw));
+  await page.waitForSelector('#txstatus [data-tx="excluded"]', { timeout: 10000 });
+  const text = (await page.textContent('#txstatus')).replace(/\s+/g, ' ');
+  assert.match(text, /Not mined: this node refused it when it was sent/);
+  assert.match(text, /holds no Karma/);
+  await shot('excluded');
 });
 
 await browser.close();

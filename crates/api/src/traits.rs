@@ -257,6 +257,19 @@ declare_api! {
         /// A sender's Karma: tier, quota, usage, denial and fee state.
         #[method(name = "l2_getKarmaStatus")]
         async fn karma_status(&self, address: Address, block: Option<BlockId>) -> RpcResult<KarmaStatus>;
+        /// Why a transaction never landed: where it was refused and why, or null when this
+        /// node has no such record (kept 7 days).
+        #[method(name = "l2_getTransactionExclusionStatus")]
+        async fn transaction_exclusion_status(
+            &self,
+            tx_hash: B256,
+        ) -> RpcResult<Option<TransactionExclusion>>;
+        /// `l2_getTransactionExclusionStatus` under Linea's name.
+        #[method(name = "linea_getTransactionExclusionStatusV1")]
+        async fn linea_transaction_exclusion_status(
+            &self,
+            tx_hash: B256,
+        ) -> RpcResult<Option<TransactionExclusion>>;
     }
 
     /// The `l2admin_` namespace: operator controls of the Karma policy (off by default).

@@ -138,6 +138,28 @@ pub struct KarmaStatus {
     pub fee_state: FeeState,
 }
 
+/// `l2_getTransactionExclusionStatus` / `linea_getTransactionExclusionStatusV1`: why a
+/// transaction never landed, in the shape of Linea's transaction-exclusion API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TransactionExclusion {
+    /// The transaction.
+    pub tx_hash: alloy_primitives::B256,
+    /// Its sender.
+    pub from: alloy_primitives::Address,
+    /// Its nonce.
+    pub nonce: U64,
+    /// `RPC` (refused by a node's JSON-RPC), `P2P` (refused by a node that received it from a
+    /// peer) or `SEQUENCER` (dropped while building a block).
+    pub tx_rejection_stage: String,
+    /// Why, in the words of the refusal.
+    pub reason_message: String,
+    /// The head when it was refused, or the block being built (`SEQUENCER`).
+    pub block_number: U64,
+    /// When, as an ISO 8601 UTC time (`2026-11-24T10:00:00Z`).
+    pub timestamp: String,
+}
+
 /// One entry of `admin_peers`, in geth's shape (`enode` is the peer's libp2p multiaddr: l2node
 /// peers over libp2p, not devp2p).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

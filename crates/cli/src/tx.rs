@@ -393,7 +393,19 @@ async fn wait_for_receipt(
     let result = loop {
         match client.receipt(hash).await {
             Ok(Some(r)) => break Ok(r),
-            Ok(None) => last_error = None,
+            Ok(None) => {
+                last_error = None;
+                // Refused after it was sent (by the sequencer, or a peer): say why, no waiting.
+                if let Ok(Some(e)) = client.exclusion(hash).await {
+                    break Err(Failure::failed(anyhow!(
+                        "transaction {hash} will not be mined: refused at stage {} (block {}, {}): {}",
+                        e.tx_rejection_stage,
+                        e.block_number,
+                        e.timestamp,
+                        e.reason_message
+                    )));
+                }
+            }
             Err(e) if exit_code(&e) == EXIT_UNREACHABLE => last_error = Some(e),
             Err(e) => break Err(Failure::client(e, url, "asking for the receipt")),
         }

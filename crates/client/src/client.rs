@@ -235,6 +235,14 @@ impl Client {
         Ok(rpc!(self, c => NetApiClient::peer_count(c).await)?.to())
     }
 
+    /// Why `hash` never landed, if the node recorded a refusal (`l2_getTransactionExclusionStatus`).
+    pub async fn exclusion(
+        &self,
+        hash: B256,
+    ) -> Result<Option<l2node_api::types::TransactionExclusion>, ClientError> {
+        Ok(rpc!(self, c => L2ApiClient::transaction_exclusion_status(c, hash).await)?)
+    }
+
     /// The receipt of `hash`, once mined.
     pub async fn receipt(
         &self,

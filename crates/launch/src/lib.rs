@@ -7,7 +7,10 @@ use alloy_signer_local::PrivateKeySigner;
 
 use l2node_node::chain::{open_chain_with_cache, Chain, ChainError};
 use l2node_node::chainspec::ChainSpec;
-use l2node_node::constants::{KARMA_KILL_SWITCH_POLL, METRICS_REFRESH, NODE_STOP_JOBS_TIMEOUT};
+use l2node_node::constants::{
+    KARMA_KILL_SWITCH_POLL, METRICS_REFRESH, NODE_STOP_JOBS_TIMEOUT, TX_EXCLUSION_FLUSH,
+};
+use l2node_node::exclusions::Exclusions;
 use l2node_node::fees::pricing::PricingInputs;
 use l2node_node::karma::Karma;
 use l2node_node::metrics::{self, MetricsConfig, MetricsError};
@@ -135,6 +138,12 @@ impl NodeHandle {
             t.abort();
             let _ = t.await;
         }
+        // What the last second refused is written too.
+        if let Some(ex) = self.pool.exclusions().cloned() {
+            if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ex.flush()).await {
+                tracing::warn!(target: "l2node::pool", error = %e, "cannot store the records of refused transactions");
+            }
+        }
         if let Some(p) = self.p2p.take() {
             p.stop().await;
         }
@@ -148,6 +157,18 @@ impl NodeHandle {
                 break;
             }
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    }
+}
+
+/// Writes the records of refused transactions every [`TX_EXCLUSION_FLUSH`], off the runtime.
+async fn flush_exclusions(exclusions: Arc<Exclusions>) {
+    let mut tick = tokio::time::interval(TX_EXCLUSION_FLUSH);
+    loop {
+        tick.tick().await;
+        let ex = exclusions.clone();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ex.flush()).await {
+            tracing::warn!(target: "l2node::pool", error = %e, "cannot store the records of refused transactions");
         }
     }
 }
@@ -195,8 +216,9 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     pool_cfg
         .journal_path
         .get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
-    let mut pool = Pool::new(pool_cfg)?;
-    let mut tasks = Vec::new();
+    let exclusions = Arc::new(Exclusions::new(chain.storage().clone()));
+    let mut pool = Pool::new(pool_cfg)?.with_exclusions(exclusions.clone());
+    let mut tasks = vec![tokio::spawn(flush_exclusions(exclusions))];
     if let Some(ledger) = chain.ledger() {
         let karma = Arc::new(Karma::new(
             ledger.clone(),

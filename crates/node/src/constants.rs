@@ -334,3 +334,18 @@ pub const SYNC_DISTANCE: u64 = 1;
 /// How long stopping a node waits for its blocking jobs (a block build, an EVM call, a trace)
 /// to finish: the longest of them is bounded by the EVM call timeout (5 s).
 pub const NODE_STOP_JOBS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a record of a transaction that never landed is kept: 7 days, long enough for a user
+/// to come back and ask why, as Linea keeps them.
+pub const TX_EXCLUSION_RETENTION_SECS: u64 = 7 * 86_400;
+
+/// Most records of transactions that never landed kept in storage: 100,000 (a few tens of MB at
+/// most); past it the oldest go first, so a refusal flood cannot grow the database without end.
+pub const TX_EXCLUSION_MAX_RECORDS: u64 = 100_000;
+
+/// Most records buffered in memory between two flushes; a larger flood keeps the newest.
+pub const TX_EXCLUSION_BUFFER: usize = 10_000;
+
+/// How often the buffered records are written (one write transaction each time, off the request
+/// path).
+pub const TX_EXCLUSION_FLUSH: std::time::Duration = std::time::Duration::from_secs(1);

@@ -5,6 +5,7 @@ pub mod chain;
 pub mod chainspec;
 pub mod constants;
 pub mod dev;
+pub mod exclusions;
 pub mod executor;
 pub mod fees;
 pub mod import;

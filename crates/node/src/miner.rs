@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_consensus::ReceiptEnvelope;
+use alloy_consensus::{ReceiptEnvelope, Transaction as _};
 use alloy_primitives::{Address, B256};
 use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
@@ -15,6 +15,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::chain::{Chain, ChainError, NextBlock};
 use crate::constants::PENDING_BLOCK_MAX_AGE;
+use crate::exclusions::{Exclusion, Stage};
 use crate::executor;
 use crate::pool::Pool;
 use l2node_storage::StoredBlock;
@@ -83,6 +84,20 @@ pub fn build_next(
     pool: &Pool,
     next: &NextBlock,
 ) -> Result<executor::BuiltBlock, ChainError> {
+    build_next_refusing(chain, pool, next, &mut Vec::new())
+}
+
+/// A pooled transaction the Karma policy kept out of a block, and why.
+type Refused = (Arc<crate::pool::PooledTx>, String);
+
+/// [`build_next`], collecting in `refused` the gasless transactions the Karma policy keeps out
+/// of the block (quota used up meanwhile, a denial, the kill switch).
+fn build_next_refusing(
+    chain: &Chain,
+    pool: &Pool,
+    next: &NextBlock,
+    refused: &mut Vec<Refused>,
+) -> Result<executor::BuiltBlock, ChainError> {
     // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
     let state = chain.storage().state_at(Some(next.parent.header.number))?;
     let candidates = pool.best(next.base_fee);
@@ -102,8 +117,16 @@ pub fn build_next(
         candidates
             .iter()
             .filter(|t| {
-                gate.as_mut()
-                    .is_none_or(|g| g.allow(t.tx.inner(), t.sender()))
+                let Some(g) = gate.as_mut() else { return true };
+                match g.check(t.tx.inner(), t.sender()) {
+                    Ok(()) => true,
+                    Err(why) => {
+                        if let Some(why) = why {
+                            refused.push(((*t).clone(), why.to_string()));
+                        }
+                        false
+                    }
+                }
             })
             .map(|t| t.tx.clone()),
     )
@@ -192,10 +215,35 @@ pub fn mine_one(
         return Ok(None);
     }
     let started = Instant::now();
-    let built = build_next(chain, pool, &next)?;
-    let invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
+    let mut refused = Vec::new();
+    let built = build_next_refusing(chain, pool, &next, &mut refused)?;
+    let mut invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
     for (hash, reason) in &built.invalid {
         tracing::debug!(target: "l2node::miner", %hash, %reason, "dropped invalid transaction");
+    }
+    // What the policy keeps out now would wait in the pool for a new window with no answer for
+    // its sender: drop it and record why (the sender can resend it, paying the premium).
+    invalid.extend(refused.iter().map(|(t, _)| t.hash));
+    if let Some(exclusions) = pool.exclusions() {
+        let dropped = built
+            .invalid
+            .iter()
+            .filter_map(|(hash, reason)| Some((pool.get(hash)?, reason.to_string())))
+            .chain(refused);
+        for (t, reason) in dropped {
+            exclusions.record(
+                Exclusion {
+                    tx_hash: t.hash,
+                    from: t.sender(),
+                    nonce: t.tx.inner().nonce(),
+                    stage: Stage::Sequencer,
+                    reason,
+                    block_number: next.number,
+                    timestamp: next.timestamp,
+                },
+                true,
+            );
+        }
     }
     let count = built.transactions.len();
     if count == 0 && !cfg.create_empty_blocks {

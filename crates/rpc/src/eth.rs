@@ -28,6 +28,7 @@ use super::{
 };
 use l2node_node::chain::Chain;
 use l2node_node::constants::MAX_PROOF_KEYS;
+use l2node_node::exclusions::Stage;
 use l2node_node::executor::{self, CallEnv, CallRequest, ExecError};
 use l2node_node::fees::FeeOracle;
 use l2node_node::logs::LogSearch;
@@ -372,7 +373,7 @@ impl EthApiServer for EthRpc {
         let chain = self.chain.clone();
         let hash = blocking(move || {
             let state = chain.storage().state_at(None)?;
-            Ok(pool.add_raw(&bytes, &state, &chain.next_block())?)
+            Ok(pool.add_raw_recorded(&bytes, &state, &chain.next_block(), Stage::Rpc)?)
         })
         .await?;
         Ok(hash)

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use alloy_eips::BlockId;
-use alloy_primitives::{Address, U256, U64};
+use alloy_primitives::{Address, B256, U256, U64};
 use alloy_rpc_types_eth::{state::StateOverride, TransactionRequest};
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{FeeState, KarmaStatus, KarmaTierInfo, L2GasEstimate},
+    types::{FeeState, KarmaStatus, KarmaTierInfo, L2GasEstimate, TransactionExclusion},
     L2AdminApiServer, L2ApiServer,
 };
 
@@ -17,6 +17,7 @@ use super::{
     eth::EthRpc,
 };
 use l2node_node::chain::{Chain, NextBlock};
+use l2node_node::exclusions::Stage;
 use l2node_node::executor::{self, CallRequest};
 use l2node_node::fees::premium::PremiumQuote;
 use l2node_node::karma::{policy, Karma, SenderStatus};
@@ -115,6 +116,33 @@ fn karma_priority_fee(
     Ok(quote.priority_fee(call, from, nonce, gas))
 }
 
+impl EthRpc {
+    /// The exclusion record of `hash`, in Linea's shape.
+    async fn exclusion(&self, hash: B256) -> RpcResult<Option<TransactionExclusion>> {
+        let Some(exclusions) = self.pool.exclusions().cloned() else {
+            return Ok(None);
+        };
+        let record = super::eth::blocking(move || Ok(exclusions.get(&hash)?)).await?;
+        Ok(record.map(|e| TransactionExclusion {
+            tx_hash: e.tx_hash,
+            from: e.from,
+            nonce: U64::from(e.nonce),
+            tx_rejection_stage: match e.stage {
+                Stage::Rpc => "RPC",
+                Stage::P2p => "P2P",
+                Stage::Sequencer => "SEQUENCER",
+            }
+            .to_owned(),
+            reason_message: e.reason,
+            block_number: U64::from(e.block_number),
+            // `2026-11-24 10:00:00 UTC` -> `2026-11-24T10:00:00Z`
+            timestamp: l2node_node::karma::utc(e.timestamp)
+                .replacen(' ', "T", 1)
+                .replace(" UTC", "Z"),
+        }))
+    }
+}
+
 /// The answer of `l2_getKarmaStatus` for `status` with `pending` units in the pool.
 fn karma_status(karma: &Karma, status: &SenderStatus, pending: u64) -> KarmaStatus {
     let st = &status.state;
@@ -183,6 +211,20 @@ impl L2ApiServer for EthRpc {
         state_overrides: Option<StateOverride>,
     ) -> JsonRpcResult<L2GasEstimate> {
         Ok(self.l2_estimate(call, block, state_overrides).await?)
+    }
+
+    async fn transaction_exclusion_status(
+        &self,
+        tx_hash: B256,
+    ) -> JsonRpcResult<Option<TransactionExclusion>> {
+        Ok(self.exclusion(tx_hash).await?)
+    }
+
+    async fn linea_transaction_exclusion_status(
+        &self,
+        tx_hash: B256,
+    ) -> JsonRpcResult<Option<TransactionExclusion>> {
+        Ok(self.exclusion(tx_hash).await?)
     }
 
     async fn karma_status(

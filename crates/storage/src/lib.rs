@@ -6,6 +6,7 @@
 //! held block queryable (archive) with one range lookup per read.
 
 mod codec;
+mod exclusions;
 mod karma;
 mod logs;
 mod proof;
@@ -167,6 +168,8 @@ impl Storage {
         tx.open_table(KARMA_DENY)?;
         tx.open_table(KARMA_TIERS)?;
         tx.open_table(KARMA_OPERATOR_DENY)?;
+        tx.open_table(TX_EXCLUSIONS)?;
+        tx.open_table(TX_EXCLUSIONS_BY_TIME)?;
         tx.commit()?;
         Ok(())
     }

@@ -66,3 +66,14 @@ pub const KARMA_TIERS: TableDefinition<u64, &[u8]> = TableDefinition::new("karma
 /// operator keeps their own list, outside the block-derived ledger.
 pub const KARMA_OPERATOR_DENY: TableDefinition<&[u8; 20], u64> =
     TableDefinition::new("karma_operator_deny");
+
+// Transactions that never landed (`l2_getTransactionExclusionStatus`): not chain data, kept a
+// while and bounded (see `exclusions.rs`).
+
+/// transaction hash -> recorded-at (Unix seconds, BE) ++ the exclusion record (JSON, written
+/// by the node's exclusions service).
+pub const TX_EXCLUSIONS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("tx_exclusions");
+/// recorded-at (Unix seconds, BE) ++ transaction hash -> (): the records in age order, so the
+/// oldest go first when they expire or the table is full.
+pub const TX_EXCLUSIONS_BY_TIME: TableDefinition<&[u8], ()> =
+    TableDefinition::new("tx_exclusions_by_time");

@@ -354,9 +354,15 @@ impl std::fmt::Debug for BlockGate<'_> {
 impl BlockGate<'_> {
     /// Whether `tx` from `sender` may go into the block; counts it if so.
     pub fn allow(&mut self, tx: &TxEnvelope, sender: Address) -> bool {
+        self.check(tx, sender).is_ok()
+    }
+
+    /// [`BlockGate::allow`] with the refusal: `Err(None)` when the sender's Karma state could
+    /// not be read (left out of this block only), `Err(Some(_))` when the policy refuses it.
+    pub fn check(&mut self, tx: &TxEnvelope, sender: Address) -> Result<(), Option<KarmaError>> {
         let (premium, units) = self.karma.ledger.classify(tx, self.base_fee);
         if premium {
-            return true;
+            return Ok(());
         }
         let entry = self.senders.entry(sender).or_insert_with(|| {
             self.karma
@@ -364,13 +370,15 @@ impl BlockGate<'_> {
                 .inspect_err(|e| tracing::warn!(target: "l2node::karma", %sender, error = %e, "cannot read Karma state; leaving its free transactions out of this block"))
                 .ok()
         });
-        let Some(status) = entry else { return false };
+        let Some(status) = entry else {
+            return Err(None);
+        };
         match policy::admit(&status.state, false, units, self.karma.gasless_enabled()) {
             Ok(effect) => {
                 status.state.apply(&effect);
-                true
+                Ok(())
             }
-            Err(_) => false,
+            Err(refusal) => Err(Some(self.karma.refused(status, refusal))),
         }
     }
 }

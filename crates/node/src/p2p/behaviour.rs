@@ -91,9 +91,15 @@ pub(super) fn build_swarm(
         .build())
 }
 
-/// The blocks and the transactions topics of `chain`: named after its chain id and genesis, so
-/// nodes of another chain never share a topic with it.
-pub(super) fn topics(chain: &Chain) -> (gossipsub::IdentTopic, gossipsub::IdentTopic) {
+/// The blocks, transactions and exclusions topics of `chain`: named after its chain id and
+/// genesis, so nodes of another chain never share a topic with it.
+pub(super) fn topics(
+    chain: &Chain,
+) -> (
+    gossipsub::IdentTopic,
+    gossipsub::IdentTopic,
+    gossipsub::IdentTopic,
+) {
     let genesis = chain.genesis_hash();
     let topic = |kind: &str| {
         gossipsub::IdentTopic::new(format!(
@@ -102,5 +108,5 @@ pub(super) fn topics(chain: &Chain) -> (gossipsub::IdentTopic, gossipsub::IdentT
             &genesis.to_string()[2..10]
         ))
     };
-    (topic("blocks"), topic("txs"))
+    (topic("blocks"), topic("txs"), topic("exclusions"))
 }

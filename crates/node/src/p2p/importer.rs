@@ -9,6 +9,7 @@ use libp2p::{gossipsub, request_response::ResponseChannel, PeerId};
 use tokio::sync::mpsc;
 
 use crate::chain::Chain;
+use crate::exclusions::Stage;
 use crate::pool::Pool;
 use crate::sync::{self, ImportRefusal, Imported, SyncResponse};
 
@@ -122,7 +123,7 @@ pub(super) fn validate_tx(
             .state_at(None)
             .map_err(|e| e.to_string())
             .and_then(|state| {
-                pool.add_raw(&raw, &state, &chain.next_block())
+                pool.add_raw_recorded(&raw, &state, &chain.next_block(), Stage::P2p)
                     .map_err(|e| e.to_string())
             });
         if let Err(e) = &accepted {

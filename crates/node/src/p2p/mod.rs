@@ -192,8 +192,8 @@ pub async fn spawn(
     status.add_listen_addr(local.to_string());
     tracing::info!(target: "l2node::p2p", peer_id = %local_id, addr = %local, "listening for peers");
 
-    let (blocks_topic, txs_topic) = behaviour::topics(&chain);
-    for t in [&blocks_topic, &txs_topic] {
+    let (blocks_topic, txs_topic, exclusions_topic) = behaviour::topics(&chain);
+    for t in [&blocks_topic, &txs_topic, &exclusions_topic] {
         swarm
             .behaviour_mut()
             .gossipsub
@@ -213,6 +213,7 @@ pub async fn spawn(
     let service = Service {
         new_blocks: chain.subscribe(),
         pool_events: pool.subscribe(),
+        announced: pool.exclusions().map(|e| e.announced()),
         swarm,
         chain,
         pool,
@@ -220,6 +221,7 @@ pub async fn spawn(
         sequencer: cfg.sequencer,
         blocks_topic,
         txs_topic,
+        exclusions_topic,
         peers: Peers::new(status.clone(), cfg.bootnodes),
         import_tx,
         done_tx,

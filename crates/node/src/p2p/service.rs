@@ -19,6 +19,7 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 
 use crate::chain::Chain;
 use crate::constants::P2P_REDIAL_INTERVAL;
+use crate::exclusions::Exclusion;
 use crate::p2p::{
     behaviour::{Behaviour, BehaviourEvent},
     importer::{self, Done, ImportJob},
@@ -44,6 +45,11 @@ pub(super) struct Service {
     pub(super) blocks_topic: gossipsub::IdentTopic,
     /// The topic transactions are gossiped on.
     pub(super) txs_topic: gossipsub::IdentTopic,
+    /// The topic of refused transactions' records, so the follower a user sent a transaction
+    /// to can say why the sequencer refused it.
+    pub(super) exclusions_topic: gossipsub::IdentTopic,
+    /// This node's refusals to announce (`None` without exclusion records).
+    pub(super) announced: Option<tokio::sync::broadcast::Receiver<Exclusion>>,
     /// The blocks this node seals.
     pub(super) new_blocks: tokio::sync::broadcast::Receiver<Arc<crate::chain::NewBlock>>,
     /// The transactions the pool takes.
@@ -87,6 +93,14 @@ impl Service {
                     Ok(hash) => self.publish_tx(hash),
                     Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return,
+                },
+                e = next_announced(&mut self.announced) => match e {
+                    Ok(e) => {
+                        let data = serde_json::to_vec(&e).expect("an exclusion serializes");
+                        self.publish(self.exclusions_topic.clone(), data.into());
+                    }
+                    Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => self.announced = None,
                 },
                 Some(cmd) = commands.recv() => match cmd {
                     Command::PublishBlock(raw) => self.publish_block(raw),
@@ -289,6 +303,23 @@ impl Service {
             {
                 tracing::error!(target: "l2node::p2p", "the importer stopped");
             }
+        } else if message.topic == self.exclusions_topic.hash() {
+            // A peer's refusal: kept so this node can answer for transactions sent to it.
+            let acceptance = match (
+                serde_json::from_slice::<Exclusion>(&raw),
+                self.pool.exclusions(),
+            ) {
+                (Ok(e), Some(exclusions)) => {
+                    exclusions.record(e, false);
+                    gossipsub::MessageAcceptance::Accept
+                }
+                (Ok(_), None) => gossipsub::MessageAcceptance::Accept,
+                (Err(_), _) => gossipsub::MessageAcceptance::Reject,
+            };
+            self.swarm
+                .behaviour_mut()
+                .gossipsub
+                .report_message_validation_result(&id, &peer, acceptance);
         } else if message.topic == self.txs_topic.hash() {
             importer::validate_tx(
                 self.chain.clone(),
@@ -370,5 +401,15 @@ impl Service {
             }
             _ => {}
         }
+    }
+}
+
+/// The next announced refusal, or never without a receiver.
+async fn next_announced(
+    rx: &mut Option<tokio::sync::broadcast::Receiver<Exclusion>>,
+) -> Result<Exclusion, RecvError> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }

@@ -46,6 +46,7 @@ pub use error::PoolError;
 
 use crate::chain::NextBlock;
 use crate::constants;
+use crate::exclusions::{Exclusion, Exclusions, Stage};
 use crate::karma::{Karma, KarmaError};
 use inner::{Arrival, Inner, Limits, SenderTxs, Victims};
 use journal::Journal;
@@ -168,6 +169,8 @@ pub struct Pool {
     karma: Option<Arc<Karma>>,
     /// Senders seen sending two different gasless transactions for one nonce, for a slasher.
     double_signals: Option<tokio::sync::mpsc::UnboundedSender<Address>>,
+    /// Where refused and dropped transactions are recorded, when the node keeps them.
+    exclusions: Option<Arc<Exclusions>>,
 }
 
 impl Pool {
@@ -182,7 +185,40 @@ impl Pool {
             events,
             karma: None,
             double_signals: None,
+            exclusions: None,
         })
+    }
+
+    /// Records the transactions this pool refuses or drops in `exclusions`.
+    pub fn with_exclusions(mut self, exclusions: Arc<Exclusions>) -> Self {
+        self.exclusions = Some(exclusions);
+        self
+    }
+
+    /// The records of transactions that never landed, when the node keeps them.
+    pub fn exclusions(&self) -> Option<&Arc<Exclusions>> {
+        self.exclusions.as_ref()
+    }
+
+    /// [`Pool::add_raw`] for bytes that came through `stage` (JSON-RPC or a peer), recording a
+    /// refusal (but "already known") in the exclusions at head `head`.
+    pub fn add_raw_recorded(
+        &self,
+        raw: &[u8],
+        state: &dyn StateReader,
+        ctx: &NextBlock,
+        stage: Stage,
+    ) -> Result<B256, PoolError> {
+        let added = self.add_raw(raw, state, ctx);
+        if let (Err(e), Some(exclusions)) = (&added, &self.exclusions) {
+            if !matches!(e, PoolError::AlreadyKnown) {
+                let head = ctx.number.saturating_sub(1);
+                if let Some(record) = Exclusion::of_raw(raw, stage, e.to_string(), head) {
+                    exclusions.record(record, stage != Stage::Rpc);
+                }
+            }
+        }
+        added
     }
 
     /// Applies the Karma policy to admission (DESIGN section 3).

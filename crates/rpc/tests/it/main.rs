@@ -7,6 +7,7 @@ mod connections;
 mod dashboard;
 mod debug_raw;
 mod ef_blockchain;
+mod exclusions;
 mod fuzz;
 mod import;
 mod karma;

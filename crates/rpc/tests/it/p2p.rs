@@ -322,3 +322,54 @@ async fn invalid_blocks_are_refused_and_their_sender_dropped() {
         l2node_node::sync::Imported::New(1)
     );
 }
+
+/// A transaction a follower accepted and the sequencer refused (here: the sequencer's operator
+/// turned free transactions off): the follower the user talked to answers why, stage `P2P`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_follower_answers_why_the_sequencer_refused_its_transaction() {
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), 0).await;
+    let f = follower(&seq).await;
+    let f_net = f.handle.as_ref().unwrap().net.clone();
+    wait_for("the follower to peer", || f_net.peer_count() == 1).await;
+    // Gossipsub needs the mesh first: a block from the sequencer shows the follower is in it.
+    mine(&seq, 0, 0, 1).await;
+    let head = seq.block_number().await;
+    wait_for("the block on the follower", || {
+        chain(&f).head().header.number == head
+    })
+    .await;
+    let gasless: bool = seq
+        .request("l2admin_setKillSwitch", rpc_params![true])
+        .await;
+    assert!(!gasless);
+    let raw = transfer(&account(2), 0, account(9).address(), 7);
+    let hash: B256 = f.request("eth_sendRawTransaction", rpc_params![raw]).await;
+    let mut answer = serde_json::Value::Null;
+    for _ in 0..200 {
+        answer = f
+            .request("l2_getTransactionExclusionStatus", rpc_params![hash])
+            .await;
+        if !answer.is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(answer["txRejectionStage"], "P2P", "{answer}");
+    assert_eq!(answer["txHash"], hash.to_string(), "{answer}");
+    assert_eq!(
+        answer["from"],
+        account(2).address().to_string().to_lowercase(),
+        "{answer}"
+    );
+    assert!(
+        answer["reasonMessage"]
+            .as_str()
+            .unwrap()
+            .contains("switched off"),
+        "{answer}"
+    );
+    let linea: serde_json::Value = f
+        .request("linea_getTransactionExclusionStatusV1", rpc_params![hash])
+        .await;
+    assert_eq!(linea, answer);
+}
