@@ -64,12 +64,13 @@ impl Exclusion {
             stage,
             reason,
             block_number,
-            timestamp: now(),
+            timestamp: unix_now(),
         })
     }
 }
 
-fn now() -> u64 {
+/// Unix seconds now (what a record's `timestamp` says).
+pub fn unix_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -128,7 +129,7 @@ impl Exclusions {
                 (e.tx_hash, e.timestamp, bytes)
             })
             .collect();
-        let keep_from = now().saturating_sub(TX_EXCLUSION_RETENTION_SECS);
+        let keep_from = unix_now().saturating_sub(TX_EXCLUSION_RETENTION_SECS);
         self.storage
             .put_exclusions(&records, keep_from, TX_EXCLUSION_MAX_RECORDS)
     }
@@ -155,7 +156,7 @@ mod tests {
             stage: Stage::Sequencer,
             reason: "quota used up".into(),
             block_number: 9,
-            timestamp: now(),
+            timestamp: unix_now(),
         };
         ex.record(e.clone(), true);
         assert_eq!(announced.try_recv().unwrap(), e);

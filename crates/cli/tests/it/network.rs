@@ -195,6 +195,18 @@ async fn devnet_serves_both_port_pairs_and_is_healthy() {
     wait_head(&[&seq, &fol], 1).await;
     let (code, out) = health(&[&seq, &fol], Some(&seq));
     assert_eq!(code, 0, "{out}");
+    // Without --reference the follower is checked against the node that seals: its sequencer.
+    let (code, out) = health(&[&fol, &seq], None);
+    assert_eq!(code, 0, "{out}");
+    let rows: Vec<&str> = out.lines().collect();
+    let row = |url: &str| {
+        *rows
+            .iter()
+            .find(|l| l.starts_with(&format!("{url} ")))
+            .unwrap()
+    };
+    assert!(row(&fol).contains(&format!(" at {seq}")), "{out}");
+    assert!(row(&seq).contains("(the sequencer)"), "{out}");
     // The WebSocket ports answer too.
     for ws in [ports[1], ports[3]] {
         std::net::TcpStream::connect(("127.0.0.1", ws)).expect("WebSocket port open");

@@ -340,7 +340,8 @@ pub struct BlockGate<'a> {
     head: (u64, B256),
     timestamp: u64,
     base_fee: u64,
-    senders: HashMap<Address, Option<SenderStatus>>,
+    /// Each sender's status with this block's transactions counted, and its state before them.
+    senders: HashMap<Address, Option<(SenderStatus, SenderState)>>,
 }
 
 impl std::fmt::Debug for BlockGate<'_> {
@@ -357,8 +358,10 @@ impl BlockGate<'_> {
         self.check(tx, sender).is_ok()
     }
 
-    /// [`BlockGate::allow`] with the refusal: `Err(None)` when the sender's Karma state could
-    /// not be read (left out of this block only), `Err(Some(_))` when the policy refuses it.
+    /// [`BlockGate::allow`] with the refusal: `Err(Some(_))` when the policy refuses the
+    /// transaction itself (no Karma, a denial, the kill switch, more units than the sender has
+    /// left before this block); `Err(None)` when it is only left out of this block (the units
+    /// this block's earlier transactions reserve, or the sender's state could not be read).
     pub fn check(&mut self, tx: &TxEnvelope, sender: Address) -> Result<(), Option<KarmaError>> {
         let (premium, units) = self.karma.ledger.classify(tx, self.base_fee);
         if premium {
@@ -369,15 +372,23 @@ impl BlockGate<'_> {
                 .status_next(self.state, self.head.0, self.head.1, self.timestamp, sender)
                 .inspect_err(|e| tracing::warn!(target: "l2node::karma", %sender, error = %e, "cannot read Karma state; leaving its free transactions out of this block"))
                 .ok()
+                .map(|status| {
+                    let before = status.state.clone();
+                    (status, before)
+                })
         });
-        let Some(status) = entry else {
+        let Some((status, before)) = entry else {
             return Err(None);
         };
-        match policy::admit(&status.state, false, units, self.karma.gasless_enabled()) {
+        let enabled = self.karma.gasless_enabled();
+        match policy::admit(&status.state, false, units, enabled) {
             Ok(effect) => {
                 status.state.apply(&effect);
                 Ok(())
             }
+            // The ledger charges the gas used, so what this block reserves by gas limit may be
+            // back for the next one: wait there.
+            Err(_) if policy::admit(before, false, units, enabled).is_ok() => Err(None),
             Err(refusal) => Err(Some(self.karma.refused(status, refusal))),
         }
     }

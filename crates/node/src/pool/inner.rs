@@ -496,8 +496,8 @@ impl Inner {
 
     /// Drops the queued transactions of senders inactive since `now - lifetime` (geth's
     /// lifetime); returns how many were dropped. O(dropped log n).
-    pub(super) fn expire_queued(&mut self, now: Instant, lifetime: Duration) -> usize {
-        let mut dropped = 0;
+    pub(super) fn expire_queued(&mut self, now: Instant, lifetime: Duration) -> Vec<Arc<PooledTx>> {
+        let mut dropped = Vec::new();
         while let Some(&(active, addr)) = self.by_activity.first() {
             if now.saturating_duration_since(active) < lifetime {
                 break;
@@ -506,10 +506,7 @@ impl Inner {
             if hashes.is_empty() {
                 break;
             }
-            for hash in &hashes {
-                self.remove(hash);
-            }
-            dropped += hashes.len();
+            dropped.extend(hashes.iter().filter_map(|hash| self.remove(hash)));
         }
         dropped
     }

@@ -363,7 +363,7 @@ impl Pool {
         inner.set_base_fee(ctx.base_fee);
         // Also here, not only after blocks: with no block for a while the lifetime still holds.
         // O(1) unless something expires.
-        self.expire_queued(&mut inner, Instant::now());
+        self.expire_queued(&mut inner, Instant::now(), ctx.number.saturating_sub(1));
         let mut promoted = Vec::new();
         if inner
             .senders
@@ -610,7 +610,7 @@ impl Pool {
         inner.truncate_queued(&reconciled, &self.limits());
         promoted.retain(|h| inner.all.contains_key(h));
         self.journal_promoted(&inner, &promoted);
-        self.expire_queued(&mut inner, Instant::now());
+        self.expire_queued(&mut inner, Instant::now(), ctx.number.saturating_sub(1));
         self.maybe_compact(&inner);
         drop(inner);
         self.notify(promoted);
@@ -619,15 +619,36 @@ impl Pool {
     /// Drops the queued transactions of senders without activity for `queue_lifetime` before
     /// `now` (run after each block, as the miner calls [`Pool::on_new_block_touched`], and on
     /// each admission).
-    fn expire_queued(&self, inner: &mut Inner, now: Instant) -> usize {
+    fn expire_queued(&self, inner: &mut Inner, now: Instant, head: u64) -> usize {
         let dropped = inner.expire_queued(now, self.cfg.queue_lifetime);
-        if dropped > 0 {
+        if !dropped.is_empty() {
             tracing::debug!(
-                dropped,
+                dropped = dropped.len(),
                 "pool: dropped queued transactions past their lifetime"
             );
         }
-        dropped
+        if let Some(exclusions) = &self.exclusions {
+            let reason = format!(
+                "dropped from the pool: queued behind a nonce gap for {} s without the missing \
+                 nonce arriving; send the missing nonce, then this one again",
+                self.cfg.queue_lifetime.as_secs()
+            );
+            for t in &dropped {
+                exclusions.record(
+                    Exclusion {
+                        tx_hash: t.hash,
+                        from: t.sender(),
+                        nonce: t.tx.inner().nonce(),
+                        stage: Stage::Sequencer,
+                        reason: reason.clone(),
+                        block_number: head,
+                        timestamp: crate::exclusions::unix_now(),
+                    },
+                    false,
+                );
+            }
+        }
+        dropped.len()
     }
 
     /// Removes transactions (e.g. one that failed in block building); the senders' later

@@ -798,7 +798,10 @@ fn pool_bytes_are_capped() {
 fn queued_transactions_expire_after_their_lifetime_without_activity() {
     let (spammer, a) = (signer(9), signer(1));
     let state = MemState::funded(&[&a]);
-    let p = pool();
+    let dir = tempfile::tempdir().unwrap();
+    let storage = l2node_storage::Storage::open(&dir.path().join("db")).unwrap();
+    let exclusions = Arc::new(crate::exclusions::Exclusions::new(storage));
+    let p = pool().with_exclusions(exclusions.clone());
     for n in 1..=3 {
         p.add(free(&spammer, n), &state, &free_ctx()).unwrap();
     }
@@ -808,9 +811,16 @@ fn queued_transactions_expire_after_their_lifetime_without_activity() {
     let now = std::time::Instant::now();
     let lifetime = crate::constants::POOL_QUEUE_LIFETIME;
     let mut inner = p.inner.lock();
-    assert_eq!(p.expire_queued(&mut inner, now), 0);
-    assert_eq!(p.expire_queued(&mut inner, now + lifetime), 4);
+    assert_eq!(p.expire_queued(&mut inner, now, 0), 0);
+    assert_eq!(p.expire_queued(&mut inner, now + lifetime, 0), 4);
     drop(inner);
+    // Each dropped transaction has a record saying why.
+    let dropped = exclusions
+        .get(free(&spammer, 2).inner().tx_hash())
+        .unwrap()
+        .expect("recorded");
+    assert_eq!(dropped.stage, crate::exclusions::Stage::Sequencer);
+    assert!(dropped.reason.contains("nonce gap"), "{}", dropped.reason);
     // Pending transactions have no lifetime.
     assert_eq!(p.status(), (1, 0));
 
