@@ -138,17 +138,18 @@ impl NodeHandle {
             t.abort();
             let _ = t.await;
         }
+
+        if let Some(p) = self.p2p.take() {
+            p.stop().await;
+        }
+        self.rpc.stop();
+        self.rpc.clone().stopped().await;
         // What the last second refused is written too.
         if let Some(ex) = self.pool.exclusions().cloned() {
             if let Ok(Err(e)) = tokio::task::spawn_blocking(move || ex.flush()).await {
                 tracing::warn!(target: "l2node::pool", error = %e, "cannot store the records of refused transactions");
             }
         }
-        if let Some(p) = self.p2p.take() {
-            p.stop().await;
-        }
-        self.rpc.stop();
-        self.rpc.clone().stopped().await;
         // Aborting a task does not stop a blocking job it started; those end on their own.
         let deadline = std::time::Instant::now() + NODE_STOP_JOBS_TIMEOUT;
         while Arc::strong_count(&self.chain) > 1 || Arc::strong_count(&self.pool) > 1 {

@@ -8,6 +8,8 @@
 
 use alloy_consensus::{transaction::SignerRecoverable, Transaction as _, TxEnvelope};
 use alloy_eips::eip2718::Decodable2718;
+use std::collections::VecDeque;
+
 use alloy_primitives::{Address, B256};
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
@@ -52,6 +54,24 @@ pub struct Exclusion {
 }
 
 impl Exclusion {
+    /// The record of a pooled transaction dropped at `block_number` (stage `SEQUENCER`).
+    pub fn of_pooled(
+        tx: &crate::pool::PooledTx,
+        reason: String,
+        block_number: u64,
+        timestamp: u64,
+    ) -> Self {
+        Self {
+            tx_hash: tx.hash,
+            from: tx.sender(),
+            nonce: tx.tx.inner().nonce(),
+            stage: Stage::Sequencer,
+            reason,
+            block_number,
+            timestamp,
+        }
+    }
+
     /// The record of raw EIP-2718 bytes refused at `stage` for `reason`; `None` when the bytes
     /// are not a signed transaction (there is no hash or sender to record).
     pub fn of_raw(raw: &[u8], stage: Stage, reason: String, block_number: u64) -> Option<Self> {
@@ -80,8 +100,9 @@ pub fn unix_now() -> u64 {
 #[derive(Debug)]
 pub struct Exclusions {
     storage: Storage,
-    /// Records not written yet (newest last), read before storage.
-    buffer: Mutex<Vec<Exclusion>>,
+    /// Records not written yet (newest last), read before storage; a record leaves only once
+    /// it is written.
+    buffer: Mutex<VecDeque<Exclusion>>,
     /// The records peers should learn (this node's `P2P` and `SEQUENCER` refusals).
     announced: broadcast::Sender<Exclusion>,
 }
@@ -91,7 +112,7 @@ impl Exclusions {
     pub fn new(storage: Storage) -> Self {
         Self {
             storage,
-            buffer: Mutex::new(Vec::new()),
+            buffer: Mutex::new(VecDeque::new()),
             announced: broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER).0,
         }
     }
@@ -104,9 +125,9 @@ impl Exclusions {
         }
         let mut buffer = self.buffer.lock();
         if buffer.len() >= TX_EXCLUSION_BUFFER {
-            buffer.remove(0);
+            buffer.pop_front();
         }
-        buffer.push(exclusion);
+        buffer.push_back(exclusion);
     }
 
     /// The record of `hash`, if the node has one.
@@ -122,16 +143,24 @@ impl Exclusions {
 
     /// Writes the buffered records and drops the expired ones (blocking: storage I/O).
     pub fn flush(&self) -> Result<(), StorageError> {
-        let records: Vec<_> = std::mem::take(&mut *self.buffer.lock())
-            .into_iter()
+        // Copied, not taken: a record stays readable from the buffer until it is in storage.
+        let records: Vec<_> = self
+            .buffer
+            .lock()
+            .iter()
             .map(|e| {
-                let bytes = serde_json::to_vec(&e).expect("an exclusion serializes");
+                let bytes = serde_json::to_vec(e).expect("an exclusion serializes");
                 (e.tx_hash, e.timestamp, bytes)
             })
             .collect();
         let keep_from = unix_now().saturating_sub(TX_EXCLUSION_RETENTION_SECS);
         self.storage
-            .put_exclusions(&records, keep_from, TX_EXCLUSION_MAX_RECORDS)
+            .put_exclusions(&records, keep_from, TX_EXCLUSION_MAX_RECORDS)?;
+        // The ones written are the oldest (a full buffer only drops from the front meanwhile).
+        let mut buffer = self.buffer.lock();
+        let written = records.len().min(buffer.len());
+        buffer.drain(..written);
+        Ok(())
     }
 
     /// The records to gossip: this node's `P2P` and `SEQUENCER` refusals as they happen.

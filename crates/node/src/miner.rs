@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_consensus::{ReceiptEnvelope, Transaction as _};
+use alloy_consensus::ReceiptEnvelope;
 use alloy_primitives::{Address, B256};
 use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
@@ -15,7 +15,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::chain::{Chain, ChainError, NextBlock};
 use crate::constants::PENDING_BLOCK_MAX_AGE;
-use crate::exclusions::{Exclusion, Stage};
+use crate::exclusions::Exclusion;
 use crate::executor;
 use crate::pool::Pool;
 use l2node_storage::StoredBlock;
@@ -101,6 +101,7 @@ fn build_next_refusing(
     // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
     let state = chain.storage().state_at(Some(next.parent.header.number))?;
     let candidates = pool.best(next.base_fee);
+    let mut held_back = std::collections::HashSet::new();
     let mut gate = pool.karma().map(|k| {
         k.block_gate(
             &state,
@@ -118,9 +119,14 @@ fn build_next_refusing(
             .iter()
             .filter(|t| {
                 let Some(g) = gate.as_mut() else { return true };
+                // A sender's later nonces cannot go in after one was left out.
+                if held_back.contains(&t.sender()) {
+                    return false;
+                }
                 match g.check(t.tx.inner(), t.sender()) {
                     Ok(()) => true,
                     Err(why) => {
+                        held_back.insert(t.sender());
                         if let Some(why) = why {
                             refused.push(((*t).clone(), why.to_string()));
                         }
@@ -221,33 +227,19 @@ pub fn mine_one(
     for (hash, reason) in &built.invalid {
         tracing::debug!(target: "l2node::miner", %hash, %reason, "dropped invalid transaction");
     }
-    // What the policy keeps out now would wait in the pool for a new window with no answer for
+    // What the policy refuses now would wait in the pool for a new window with no answer for
     // its sender: drop it and record why (the sender can resend it, paying the premium).
     invalid.extend(refused.iter().map(|(t, _)| t.hash));
-    if let Some(exclusions) = pool.exclusions() {
-        let dropped = built
-            .invalid
-            .iter()
-            .filter_map(|(hash, reason)| Some((pool.get(hash)?, reason.to_string())))
-            .chain(refused);
-        for (t, reason) in dropped {
-            exclusions.record(
-                Exclusion {
-                    tx_hash: t.hash,
-                    from: t.sender(),
-                    nonce: t.tx.inner().nonce(),
-                    stage: Stage::Sequencer,
-                    reason,
-                    block_number: next.number,
-                    timestamp: next.timestamp,
-                },
-                true,
-            );
-        }
-    }
+    let dropped: Vec<_> = built
+        .invalid
+        .iter()
+        .filter_map(|(hash, reason)| Some((pool.get(hash)?, reason.to_string())))
+        .chain(refused)
+        .collect();
     let count = built.transactions.len();
     if count == 0 && !cfg.create_empty_blocks {
         pool.remove(&invalid);
+        record_dropped(pool, dropped, next.number, next.timestamp);
         return Ok(None);
     }
     // Only accounts the block changed can have a new nonce or a lower balance: re-reading
@@ -256,6 +248,7 @@ pub fn mine_one(
     chain.commit_built(built, cfg.vanity, &cfg.key)?;
     crate::metrics::block_sealed(started.elapsed());
     pool.remove(&invalid);
+    record_dropped(pool, dropped, next.number, next.timestamp);
     let state = chain.storage().state_at(None)?;
     let after = chain.next_block();
     if after.gas_limit == next.gas_limit {
@@ -265,6 +258,17 @@ pub fn mine_one(
         pool.on_new_block(&state, &after);
     }
     Ok(Some((next.number, count)))
+}
+
+/// Records the transactions block `number` dropped (once they are out of the pool), and
+/// announces them to the peers.
+fn record_dropped(pool: &Pool, dropped: Vec<Refused>, number: u64, timestamp: u64) {
+    let Some(exclusions) = pool.exclusions() else {
+        return;
+    };
+    for (t, reason) in dropped {
+        exclusions.record(Exclusion::of_pooled(&t, reason, number, timestamp), true);
+    }
 }
 
 /// The sequencer's slasher: for each sender reported by the pool for two different gasless

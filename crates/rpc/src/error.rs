@@ -108,7 +108,10 @@ impl From<l2node_node::executor::SimulateFailure> for RpcError {
 
 impl From<RpcError> for ErrorObjectOwned {
     fn from(e: RpcError) -> Self {
-        let msg = e.to_string();
+        let mut msg = e.to_string();
+        // The node's own failures name no database, journal or serde internals to the caller:
+        // the detail goes to the log (`internal`).
+        let shutting_down = matches!(e, RpcError::Closed(_));
         let code = match e {
             RpcError::Parse => code::PARSE_ERROR,
             RpcError::InvalidRequest(_) => code::INVALID_REQUEST,
@@ -155,9 +158,16 @@ impl From<RpcError> for ErrorObjectOwned {
             | RpcError::Join(_)
             | RpcError::Encode(_) => internal(&msg),
         };
+        if code == code::INTERNAL_ERROR && !shutting_down {
+            msg = INTERNAL_MESSAGE.to_owned();
+        }
         ErrorObjectOwned::owned(code, msg, None::<()>)
     }
 }
+
+/// What the caller of a request the node failed reads (the cause is in the node's log).
+const INTERNAL_MESSAGE: &str =
+    "internal error: the node could not answer this request; its log has the cause, retry later";
 
 /// `-32603`, logged: an internal error is the node's fault, not the caller's.
 fn internal(msg: &str) -> i32 {

@@ -122,7 +122,19 @@ impl EthRpc {
         let Some(exclusions) = self.pool.exclusions().cloned() else {
             return Ok(None);
         };
-        let record = super::eth::blocking(move || Ok(exclusions.get(&hash)?)).await?;
+        // The same bytes sent again may have been taken since: a pooled or mined transaction
+        // has no exclusion, whatever an earlier attempt left on record.
+        if self.pool.get(&hash).is_some() {
+            return Ok(None);
+        }
+        let chain = self.chain.clone();
+        let record = super::eth::blocking(move || {
+            if chain.storage().tx_location(&hash)?.is_some() {
+                return Ok(None);
+            }
+            Ok(exclusions.get(&hash)?)
+        })
+        .await?;
         Ok(record.map(|e| TransactionExclusion {
             tx_hash: e.tx_hash,
             from: e.from,

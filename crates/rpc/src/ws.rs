@@ -185,6 +185,7 @@ impl WsServer {
             sink,
             extensions,
             pending,
+            in_flight: Arc::new(tokio::sync::Semaphore::new(RPC_WS_MESSAGE_BUFFER)),
             max_message: self.settings.max_message as usize,
             too_large: self.too_large.clone(),
         };
@@ -298,6 +299,9 @@ struct Connection {
     sink: MethodSink,
     extensions: Extensions,
     pending: mpsc::Sender<()>,
+    /// Calls in flight on this connection: at most [`RPC_WS_MESSAGE_BUFFER`]; past it the read
+    /// loop waits, so a client that sends without reading cannot pile up tasks and answers.
+    in_flight: Arc<tokio::sync::Semaphore>,
     max_message: usize,
     too_large: Box<RawValue>,
 }
@@ -310,12 +314,15 @@ impl Connection {
             self.reject_too_large().await;
             return;
         }
+        let Ok(permit) = self.in_flight.clone().acquire_owned().await else {
+            return;
+        };
         let service = self.service.clone();
         let sink = self.sink.clone();
         let extensions = self.extensions.clone();
         let pending = self.pending.clone();
         tokio::spawn(async move {
-            let _pending = pending;
+            let _pending = (pending, permit);
             // Calls are not tied to the read loop: stop them once nobody can read the answer.
             let rp = tokio::select! {
                 biased;

@@ -39,26 +39,23 @@ impl Storage {
             }
             // Oldest first: past the age limit, or over the count.
             let mut excess = by_hash.len()?.saturating_sub(max_records);
-            let mut expired = Vec::new();
-            for entry in by_time.iter()? {
-                let (key, _) = entry?;
-                let key = key.value();
+            loop {
+                let Some(entry) = by_time.first()? else { break };
+                let key = entry.0.value().to_vec();
+                drop(entry);
                 let at = u64::from_be_bytes(key[..8].try_into().expect("8-byte time"));
                 if at >= keep_from && excess == 0 {
                     break;
                 }
-                excess = excess.saturating_sub(1);
-                expired.push(key.to_vec());
-            }
-            for key in expired {
                 by_time.remove(key.as_slice())?;
                 let hash: [u8; 32] = key[8..].try_into().expect("32-byte hash");
-                // A hash recorded again later keeps its newer record.
+                // A hash recorded again later keeps its newer record (and its newer entry).
                 let indexed = by_hash
                     .get(&hash)?
                     .is_some_and(|v| v.value().get(..8) == Some(&key[..8]));
                 if indexed {
                     by_hash.remove(&hash)?;
+                    excess = excess.saturating_sub(1);
                 }
             }
         }

@@ -175,7 +175,7 @@ pub(crate) enum Command {
 
 impl Cli {
     /// Parses `argv` and merges `--config-file` under it. Also returns warnings to log once
-    /// logging is set up (keys of the file the command ignores).
+    /// logging is set up (for devnet: keys of the file it ignores).
     pub(crate) fn load(argv: Vec<String>) -> anyhow::Result<(Self, Vec<String>)> {
         let matches = Self::command()
             .try_get_matches_from(&argv)
@@ -268,8 +268,9 @@ pub(crate) struct HealthArgs {
     /// HTTP ports, 8545 and 8445, skipping one that is not running.
     #[arg(long, value_name = "URL", value_delimiter = ',')]
     pub rpc: Vec<String>,
-    /// A trusted node to compare block numbers with (default: each node's own number, so the
-    /// block-number check only proves the node answers).
+    /// A trusted node to compare block numbers with. Default: the node among those checked that
+    /// seals blocks (it answers eth_coinbase: the sequencer), else each node's own number (then
+    /// the block-number check only proves the node answers).
     #[arg(long, value_name = "URL")]
     pub reference: Option<String>,
     /// Most blocks a node may be behind (or ahead of) the reference.

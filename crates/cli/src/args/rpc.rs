@@ -163,7 +163,7 @@ impl RpcArgs {
             http_apis: self.rpc_http_api.clone(),
             ws_apis: self.rpc_ws_api.clone(),
             ws_origins: self.rpc_ws_origins.clone(),
-            // Wired by `l2node_node::spawn` (peers and sync lag for GET /readiness).
+            // Wired by `l2node_launch::spawn` (peers and sync lag for GET /readiness).
             probes: None,
             l2admin_allow_remote: self.rpc_l2admin_allow_remote,
         })

@@ -353,15 +353,11 @@ impl std::fmt::Debug for BlockGate<'_> {
 }
 
 impl BlockGate<'_> {
-    /// Whether `tx` from `sender` may go into the block; counts it if so.
-    pub fn allow(&mut self, tx: &TxEnvelope, sender: Address) -> bool {
-        self.check(tx, sender).is_ok()
-    }
-
-    /// [`BlockGate::allow`] with the refusal: `Err(Some(_))` when the policy refuses the
-    /// transaction itself (no Karma, a denial, the kill switch, more units than the sender has
-    /// left before this block); `Err(None)` when it is only left out of this block (the units
-    /// this block's earlier transactions reserve, or the sender's state could not be read).
+    /// Whether `tx` from `sender` may go into the block (it is counted if so). `Err(Some(_))`:
+    /// the policy refuses the transaction itself (no Karma, a denial, the kill switch, more units
+    /// than the sender has left before this block); `Err(None)`: it is only left out of this
+    /// block (the units this block's earlier transactions reserve, or the sender's state could
+    /// not be read).
     pub fn check(&mut self, tx: &TxEnvelope, sender: Address) -> Result<(), Option<KarmaError>> {
         let (premium, units) = self.karma.ledger.classify(tx, self.base_fee);
         if premium {
@@ -387,9 +383,11 @@ impl BlockGate<'_> {
                 Ok(())
             }
             // The ledger charges the gas used, so what this block reserves by gas limit may be
-            // back for the next one: wait there.
-            Err(_) if policy::admit(before, false, units, enabled).is_ok() => Err(None),
-            Err(refusal) => Err(Some(self.karma.refused(status, refusal))),
+            // back for the next one: wait there. Else the refusal of the transaction on its own.
+            Err(_) => match policy::admit(before, false, units, enabled) {
+                Ok(_) => Err(None),
+                Err(alone) => Err(Some(self.karma.refused(status, alone))),
+            },
         }
     }
 }

@@ -94,7 +94,8 @@ impl Service {
                     Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return,
                 },
-                e = next_announced(&mut self.announced) => match e {
+                // Only the sequencer's refusals decide what is mined: a follower's stay local.
+                e = next_announced(&mut self.announced), if self.sequencer => match e {
                     Ok(e) => {
                         let data = serde_json::to_vec(&e).expect("an exclusion serializes");
                         self.publish(self.exclusions_topic.clone(), data.into());
@@ -310,6 +311,9 @@ impl Service {
                 self.pool.exclusions(),
             ) {
                 (Ok(e), Some(exclusions)) => {
+                    // The sequencer will not mine it: this pool lets it go too, so the record
+                    // is the answer here (a pooled transaction has no exclusion).
+                    self.pool.remove(&[e.tx_hash]);
                     exclusions.record(e, false);
                     gossipsub::MessageAcceptance::Accept
                 }

@@ -211,7 +211,11 @@ impl Pool {
     ) -> Result<B256, PoolError> {
         let added = self.add_raw(raw, state, ctx);
         if let (Err(e), Some(exclusions)) = (&added, &self.exclusions) {
-            if !matches!(e, PoolError::AlreadyKnown) {
+            // Known already, or the node's own failure (journal, state): not a refusal.
+            if !matches!(
+                e,
+                PoolError::AlreadyKnown | PoolError::Journal(_) | PoolError::State(_)
+            ) {
                 let head = ctx.number.saturating_sub(1);
                 if let Some(record) = Exclusion::of_raw(raw, stage, e.to_string(), head) {
                     exclusions.record(record, stage != Stage::Rpc);
@@ -634,18 +638,9 @@ impl Pool {
                 self.cfg.queue_lifetime.as_secs()
             );
             for t in &dropped {
-                exclusions.record(
-                    Exclusion {
-                        tx_hash: t.hash,
-                        from: t.sender(),
-                        nonce: t.tx.inner().nonce(),
-                        stage: Stage::Sequencer,
-                        reason: reason.clone(),
-                        block_number: head,
-                        timestamp: crate::exclusions::unix_now(),
-                    },
-                    false,
-                );
+                let record =
+                    Exclusion::of_pooled(t, reason.clone(), head, crate::exclusions::unix_now());
+                exclusions.record(record, false);
             }
         }
         dropped.len()

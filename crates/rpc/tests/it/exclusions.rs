@@ -15,7 +15,7 @@ async fn exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
 }
 
 /// Polls until the node has a record of `hash` (at most 5 s).
-async fn wait_exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
+pub(crate) async fn wait_exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
     for _ in 0..100 {
         let e = exclusion(node, hash).await;
         if !e.is_null() {

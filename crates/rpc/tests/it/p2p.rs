@@ -344,16 +344,7 @@ async fn a_follower_answers_why_the_sequencer_refused_its_transaction() {
     assert!(!gasless);
     let raw = transfer(&account(2), 0, account(9).address(), 7);
     let hash: B256 = f.request("eth_sendRawTransaction", rpc_params![raw]).await;
-    let mut answer = serde_json::Value::Null;
-    for _ in 0..200 {
-        answer = f
-            .request("l2_getTransactionExclusionStatus", rpc_params![hash])
-            .await;
-        if !answer.is_null() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let answer = crate::exclusions::wait_exclusion(&f, hash).await;
     assert_eq!(answer["txRejectionStage"], "P2P", "{answer}");
     assert_eq!(answer["txHash"], hash.to_string(), "{answer}");
     assert_eq!(
