@@ -217,7 +217,11 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     pool_cfg
         .journal_path
         .get_or_insert_with(|| cfg.data_dir.join("pool.journal"));
-    let exclusions = Arc::new(Exclusions::new(chain.storage().clone()));
+    let mut exclusions = Exclusions::new(chain.storage().clone());
+    if let Some(key) = &cfg.signer {
+        exclusions = exclusions.with_signer(key.clone());
+    }
+    let exclusions = Arc::new(exclusions);
     let mut pool = Pool::new(pool_cfg)?.with_exclusions(exclusions.clone());
     let mut tasks = vec![tokio::spawn(flush_exclusions(exclusions))];
     if let Some(ledger) = chain.ledger() {

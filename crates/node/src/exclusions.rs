@@ -11,6 +11,8 @@ use alloy_eips::eip2718::Decodable2718;
 use std::collections::VecDeque;
 
 use alloy_primitives::{Address, B256};
+use alloy_signer::SignerSync;
+use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
@@ -96,6 +98,40 @@ pub fn unix_now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// A record as the sequencer gossips it: signed with its sealing key, so a follower takes only
+/// what a signer of the chain said.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SignedExclusion {
+    /// The record.
+    pub exclusion: Exclusion,
+    /// The sealing key's signature over keccak256 of the record's JSON.
+    pub signature: alloy_primitives::Signature,
+}
+
+impl SignedExclusion {
+    fn digest(exclusion: &Exclusion) -> B256 {
+        alloy_primitives::keccak256(serde_json::to_vec(exclusion).expect("an exclusion serializes"))
+    }
+
+    /// `exclusion` signed by `key`.
+    pub fn sign(exclusion: Exclusion, key: &PrivateKeySigner) -> Self {
+        let signature = key
+            .sign_hash_sync(&Self::digest(&exclusion))
+            .expect("a local key signs");
+        Self {
+            exclusion,
+            signature,
+        }
+    }
+
+    /// Who signed it, if the signature is valid.
+    pub fn signer(&self) -> Option<Address> {
+        self.signature
+            .recover_address_from_prehash(&Self::digest(&self.exclusion))
+            .ok()
+    }
+}
+
 /// The exclusion records of a node.
 #[derive(Debug)]
 pub struct Exclusions {
@@ -103,8 +139,10 @@ pub struct Exclusions {
     /// Records not written yet (newest last), read before storage; a record leaves only once
     /// it is written.
     buffer: Mutex<VecDeque<Exclusion>>,
-    /// The records peers should learn (this node's `P2P` and `SEQUENCER` refusals).
-    announced: broadcast::Sender<Exclusion>,
+    /// The records peers should learn (this node's `P2P` and `SEQUENCER` refusals), signed by
+    /// the sealing key; none without one.
+    announced: broadcast::Sender<SignedExclusion>,
+    signer: Option<PrivateKeySigner>,
 }
 
 impl Exclusions {
@@ -114,14 +152,24 @@ impl Exclusions {
             storage,
             buffer: Mutex::new(VecDeque::new()),
             announced: broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER).0,
+            signer: None,
         }
     }
 
-    /// Records `exclusion`; `announce` also hands it to the peers (see [`Self::announced`]).
-    /// A flood of refusals keeps the newest [`TX_EXCLUSION_BUFFER`] until the next flush.
+    /// Signs the records it announces with the sealing key `key` (a sequencer).
+    pub fn with_signer(mut self, key: PrivateKeySigner) -> Self {
+        self.signer = Some(key);
+        self
+    }
+
+    /// Records `exclusion`; `announce` also hands it, signed, to the peers (see
+    /// [`Self::announced`]) on a node with a sealing key. A flood of refusals keeps the newest
+    /// [`TX_EXCLUSION_BUFFER`] until the next flush.
     pub fn record(&self, exclusion: Exclusion, announce: bool) {
-        if announce {
-            let _ = self.announced.send(exclusion.clone());
+        if let (true, Some(key)) = (announce, &self.signer) {
+            let _ = self
+                .announced
+                .send(SignedExclusion::sign(exclusion.clone(), key));
         }
         let mut buffer = self.buffer.lock();
         if buffer.len() >= TX_EXCLUSION_BUFFER {
@@ -163,8 +211,8 @@ impl Exclusions {
         Ok(())
     }
 
-    /// The records to gossip: this node's `P2P` and `SEQUENCER` refusals as they happen.
-    pub fn announced(&self) -> broadcast::Receiver<Exclusion> {
+    /// The records to gossip: this node's `P2P` and `SEQUENCER` refusals as they happen, signed.
+    pub fn announced(&self) -> broadcast::Receiver<SignedExclusion> {
         self.announced.subscribe()
     }
 }
@@ -176,7 +224,9 @@ mod tests {
     #[test]
     fn records_are_read_back_before_and_after_a_flush() {
         let dir = tempfile::tempdir().unwrap();
-        let ex = Exclusions::new(Storage::open(&dir.path().join("db")).unwrap());
+        let key = PrivateKeySigner::random();
+        let ex = Exclusions::new(Storage::open(&dir.path().join("db")).unwrap())
+            .with_signer(key.clone());
         let mut announced = ex.announced();
         let e = Exclusion {
             tx_hash: B256::repeat_byte(7),
@@ -188,7 +238,14 @@ mod tests {
             timestamp: unix_now(),
         };
         ex.record(e.clone(), true);
-        assert_eq!(announced.try_recv().unwrap(), e);
+        let signed = announced.try_recv().unwrap();
+        assert_eq!(
+            (signed.exclusion.clone(), signed.signer()),
+            (e.clone(), Some(key.address()))
+        );
+        let mut forged = signed.clone();
+        forged.exclusion.reason = "something else".into();
+        assert_ne!(forged.signer(), Some(key.address()));
         assert_eq!(ex.get(&e.tx_hash).unwrap(), Some(e.clone()));
         ex.flush().unwrap();
         assert!(ex.buffer.lock().is_empty());

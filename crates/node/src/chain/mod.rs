@@ -259,6 +259,11 @@ impl Chain {
         self.ledger.as_ref()
     }
 
+    /// The addresses allowed to seal blocks (Clique's signers; empty on another chain).
+    pub fn signers(&self) -> &[Address] {
+        &self.signers
+    }
+
     /// The genesis block hash (the chain's identity among peers).
     pub fn genesis_hash(&self) -> B256 {
         self.genesis

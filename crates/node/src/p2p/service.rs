@@ -19,7 +19,7 @@ use tokio::sync::{broadcast::error::RecvError, mpsc};
 
 use crate::chain::Chain;
 use crate::constants::P2P_REDIAL_INTERVAL;
-use crate::exclusions::Exclusion;
+use crate::exclusions::SignedExclusion;
 use crate::p2p::{
     behaviour::{Behaviour, BehaviourEvent},
     importer::{self, Done, ImportJob},
@@ -48,8 +48,8 @@ pub(super) struct Service {
     /// The topic of refused transactions' records, so the follower a user sent a transaction
     /// to can say why the sequencer refused it.
     pub(super) exclusions_topic: gossipsub::IdentTopic,
-    /// This node's refusals to announce (`None` without exclusion records).
-    pub(super) announced: Option<tokio::sync::broadcast::Receiver<Exclusion>>,
+    /// This node's refusals to announce, signed (`None` without exclusion records).
+    pub(super) announced: Option<tokio::sync::broadcast::Receiver<SignedExclusion>>,
     /// The blocks this node seals.
     pub(super) new_blocks: tokio::sync::broadcast::Receiver<Arc<crate::chain::NewBlock>>,
     /// The transactions the pool takes.
@@ -305,20 +305,24 @@ impl Service {
                 tracing::error!(target: "l2node::p2p", "the importer stopped");
             }
         } else if message.topic == self.exclusions_topic.hash() {
-            // A peer's refusal: kept so this node can answer for transactions sent to it.
-            let acceptance = match (
-                serde_json::from_slice::<Exclusion>(&raw),
-                self.pool.exclusions(),
-            ) {
-                (Ok(e), Some(exclusions)) => {
+            // A sequencer's refusal, kept so this node can answer for transactions sent to it:
+            // taken only when a signer of the chain (its sealing key) signed it.
+            let signed = serde_json::from_slice::<SignedExclusion>(&raw)
+                .ok()
+                .filter(|e| {
+                    e.signer()
+                        .is_some_and(|a| self.chain.signers().contains(&a))
+                });
+            let acceptance = match (signed, self.pool.exclusions()) {
+                (Some(e), Some(exclusions)) => {
                     // The sequencer will not mine it: this pool lets it go too, so the record
                     // is the answer here (a pooled transaction has no exclusion).
-                    self.pool.remove(&[e.tx_hash]);
-                    exclusions.record(e, false);
+                    self.pool.remove(&[e.exclusion.tx_hash]);
+                    exclusions.record(e.exclusion, false);
                     gossipsub::MessageAcceptance::Accept
                 }
-                (Ok(_), None) => gossipsub::MessageAcceptance::Accept,
-                (Err(_), _) => gossipsub::MessageAcceptance::Reject,
+                (Some(_), None) => gossipsub::MessageAcceptance::Accept,
+                (None, _) => gossipsub::MessageAcceptance::Reject,
             };
             self.swarm
                 .behaviour_mut()
@@ -410,8 +414,8 @@ impl Service {
 
 /// The next announced refusal, or never without a receiver.
 async fn next_announced(
-    rx: &mut Option<tokio::sync::broadcast::Receiver<Exclusion>>,
-) -> Result<Exclusion, RecvError> {
+    rx: &mut Option<tokio::sync::broadcast::Receiver<SignedExclusion>>,
+) -> Result<SignedExclusion, RecvError> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
