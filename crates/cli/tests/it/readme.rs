@@ -6,12 +6,13 @@
 //!   `VAR=value \` prefix and continuation lines) runs as a real process against the node
 //!   (`L2NODE_RPC_URL`, `TZ=UTC`), and its output must equal the lines under it;
 //! - in ```` ```sh ```` blocks, each `cast rpc METHOD ARG...` (arguments as cast reads them:
-//!   JSON when they parse as JSON, else strings) or `cast block-number` is sent to the node,
-//!   and where a `# <JSON>` line follows, the answer must equal it.
+//!   JSON when they parse as JSON, else strings), `cast publish RAW` or `cast block-number` is
+//!   sent to the node; where a `# <JSON>` line follows, the answer must equal it, and where a
+//!   `# error: <text>` line follows, the node must refuse it with that text.
 //!
 //! What differs from run to run is masked on both sides before comparing: times and durations
 //! of the quota window, Unix timestamps (`takenAt`, `windowResetsAt`), the Karma epoch
-//! (`epoch`, `epochEndsAt`) and transaction hashes.
+//! (`epoch`, `epochEndsAt`), ISO times (`timestamp`) and transaction hashes.
 //! Commands that need something a dev node does not have (cargo, another chain, a second node,
 //! a reference URL) are not examples of these kinds.
 
@@ -31,11 +32,13 @@ enum Example {
         args: Vec<String>,
         expected: String,
     },
-    /// A `cast` line of a sh block: the method, its parameters, the `# ...` answer if shown.
+    /// A `cast` line of a sh block: the method, its parameters, and what the README shows under
+    /// it: the answer (`# <JSON>`) or the start of the error message (`# error: <text>`).
     Rpc {
         method: String,
         params: Vec<Value>,
         expected: Option<Value>,
+        error: Option<String>,
     },
 }
 
@@ -110,6 +113,7 @@ fn sh_examples(block: &[&str]) -> Vec<Example> {
         let (method, args) = match words.iter().map(String::as_str).collect::<Vec<_>>()[..] {
             ["cast", "rpc", method, ref args @ ..] => (method.to_owned(), args.to_vec()),
             ["cast", "block-number", ..] => ("eth_blockNumber".to_owned(), vec![]),
+            ["cast", "publish", raw, ..] => ("eth_sendRawTransaction".to_owned(), vec![raw]),
             _ => continue,
         };
         let params = args
@@ -117,14 +121,18 @@ fn sh_examples(block: &[&str]) -> Vec<Example> {
             .take_while(|a| !a.starts_with("--"))
             .map(|a| serde_json::from_str(a).unwrap_or_else(|_| Value::String((*a).to_owned())))
             .collect();
-        let expected = block
-            .get(i + 1)
-            .and_then(|next| next.strip_prefix("# "))
+        let shown = block.get(i + 1).and_then(|next| next.strip_prefix("# "));
+        let error = shown
+            .and_then(|s| s.strip_prefix("error: "))
+            .map(str::to_owned);
+        let expected = shown
+            .filter(|_| error.is_none())
             .map(|json| serde_json::from_str(json).expect("the README's answer is JSON"));
         out.push(Example::Rpc {
             method,
             params,
             expected,
+            error,
         });
     }
     out
@@ -132,7 +140,8 @@ fn sh_examples(block: &[&str]) -> Vec<Example> {
 
 /// The words of a shell line with single quotes (all the README uses); `None` for a comment.
 fn shell_words(line: &str) -> Option<Vec<String>> {
-    let line = line.trim();
+    // A trailing `  # comment` is not part of the command.
+    let line = line.split("   #").next().unwrap_or_default().trim();
     if line.is_empty() || line.starts_with('#') {
         return None;
     }
@@ -165,7 +174,7 @@ fn shell_words(line: &str) -> Option<Vec<String>> {
 /// epoch and hashes.
 fn mask(text: &str) -> String {
     use std::sync::LazyLock;
-    static VARYING: LazyLock<[(regex::Regex, &str); 4]> = LazyLock::new(|| {
+    static VARYING: LazyLock<[(regex::Regex, &str); 5]> = LazyLock::new(|| {
         [
             (
                 regex::Regex::new(r"at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \w+, in (\d+[dhms] ?)+")
@@ -179,6 +188,10 @@ fn mask(text: &str) -> String {
             (
                 regex::Regex::new(r#""(epoch|epochEndsAt)":"0x[0-9a-f]+""#).unwrap(),
                 r#""$1":<time>"#,
+            ),
+            (
+                regex::Regex::new(r#""timestamp":"[0-9T:-]+Z""#).unwrap(),
+                r#""timestamp":<time>"#,
             ),
             (regex::Regex::new(r"0x[0-9a-f]{64}").unwrap(), "<hash>"),
         ]
@@ -245,15 +258,19 @@ async fn readme_examples_print_what_the_readme_shows() {
                 method,
                 params,
                 expected,
+                error,
             } => {
                 let mut array = ArrayParams::new();
                 for p in &params {
                     array.insert(p).unwrap();
                 }
-                let answer: Value = client(&node.url)
-                    .request(&method, array)
-                    .await
-                    .unwrap_or_else(|e| panic!("{method} {params:?}: {e}"));
+                let answer = client(&node.url).request::<Value, _>(&method, array).await;
+                if let Some(error) = error {
+                    let got = answer.expect_err("the README shows an error").to_string();
+                    assert!(got.contains(&error), "{method}: {got} does not say {error}");
+                    continue;
+                }
+                let answer = answer.unwrap_or_else(|e| panic!("{method} {params:?}: {e}"));
                 if let Some(expected) = expected {
                     assert_eq!(
                         mask(&answer.to_string()),
