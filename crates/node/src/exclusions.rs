@@ -56,24 +56,6 @@ pub struct Exclusion {
 }
 
 impl Exclusion {
-    /// The record of a pooled transaction dropped at `block_number` (stage `SEQUENCER`).
-    pub fn of_pooled(
-        tx: &crate::pool::PooledTx,
-        reason: String,
-        block_number: u64,
-        timestamp: u64,
-    ) -> Self {
-        Self {
-            tx_hash: tx.hash,
-            from: tx.sender(),
-            nonce: tx.tx.inner().nonce(),
-            stage: Stage::Sequencer,
-            reason,
-            block_number,
-            timestamp,
-        }
-    }
-
     /// The record of raw EIP-2718 bytes refused at `stage` for `reason`; `None` when the bytes
     /// are not a signed transaction (there is no hash or sender to record).
     pub fn of_raw(raw: &[u8], stage: Stage, reason: String, block_number: u64) -> Option<Self> {

@@ -15,7 +15,6 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::chain::{Chain, ChainError, NextBlock};
 use crate::constants::PENDING_BLOCK_MAX_AGE;
-use crate::exclusions::Exclusion;
 use crate::executor;
 use crate::pool::Pool;
 use l2node_storage::StoredBlock;
@@ -267,7 +266,7 @@ fn record_dropped(pool: &Pool, dropped: Vec<Refused>, number: u64, timestamp: u6
         return;
     };
     for (t, reason) in dropped {
-        exclusions.record(Exclusion::of_pooled(&t, reason, number, timestamp), true);
+        exclusions.record(t.exclusion(reason, number, timestamp), true);
     }
 }
 

@@ -117,6 +117,20 @@ impl PooledTx {
         self.tx.signer()
     }
 
+    /// The record of this transaction dropped at `block_number` for `reason` (stage
+    /// `SEQUENCER`: block building, or the pool's lifetime rule).
+    pub fn exclusion(&self, reason: String, block_number: u64, timestamp: u64) -> Exclusion {
+        Exclusion {
+            tx_hash: self.hash,
+            from: self.sender(),
+            nonce: self.tx.inner().nonce(),
+            stage: Stage::Sequencer,
+            reason,
+            block_number,
+            timestamp,
+        }
+    }
+
     /// The nonce.
     pub fn nonce(&self) -> u64 {
         self.tx.inner().nonce()
@@ -638,8 +652,7 @@ impl Pool {
                 self.cfg.queue_lifetime.as_secs()
             );
             for t in &dropped {
-                let record =
-                    Exclusion::of_pooled(t, reason.clone(), head, crate::exclusions::unix_now());
+                let record = t.exclusion(reason.clone(), head, crate::exclusions::unix_now());
                 exclusions.record(record, false);
             }
         }
