@@ -36,3 +36,16 @@ export function makeHarness(suite) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Raw JSON-RPC over HTTP: the whole response object (result or error), so a suite can check
+// either, independently of the client library under test.
+export function rawRpc(url) {
+  let id = 1;
+  return async (method, params = []) => {
+    const res = await fetch(url, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: id++, method, params }),
+    });
+    return res.json();
+  };
+}

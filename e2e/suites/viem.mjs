@@ -7,7 +7,7 @@ import {
   ContractFunctionRevertedError, BaseError, parseGwei, encodeFunctionData,
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { makeHarness, sleep } from '../lib/harness.mjs';
+import { makeHarness, rawRpc, sleep } from '../lib/harness.mjs';
 
 const [HTTP_URL, WS_URL] = process.argv.slice(2);
 if (!HTTP_URL || !WS_URL) { console.error('usage: viem.mjs HTTP_URL WS_URL'); process.exit(2); }
@@ -26,15 +26,8 @@ const SUPPLY = 10n ** 24n;
 const { test, skip, finish } = makeHarness('viem');
 console.log(`== viem suite against ${HTTP_URL} / ${WS_URL}`);
 
-// Raw JSON-RPC helper (used to probe optional methods and check batches independently of viem).
-let rawId = 1;
-async function rpc(method, params = []) {
-  const res = await fetch(HTTP_URL, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rawId++, method, params }),
-  });
-  return res.json();
-}
+// Raw JSON-RPC (to probe optional methods and check answers independently of the client).
+const rpc = rawRpc(HTTP_URL);
 
 const chainId = Number((await rpc('eth_chainId')).result);
 const chain = defineChain({

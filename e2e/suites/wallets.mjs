@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { createPublicClient, createWalletClient, defineChain, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { JsonRpcProvider, Wallet } from 'ethers';
-import { makeHarness } from '../lib/harness.mjs';
+import { makeHarness, rawRpc } from '../lib/harness.mjs';
 
 const [HTTP_URL] = process.argv.slice(2);
 if (!HTTP_URL) { console.error('usage: wallets.mjs HTTP_URL'); process.exit(2); }
@@ -25,14 +25,8 @@ const THRESHOLD = 12_000_000_000n;
 const { test, skip, finish } = makeHarness('wallets');
 console.log(`== wallets suite against ${HTTP_URL}`);
 
-let rawId = 1;
-async function rpc(method, params = []) {
-  const res = await fetch(HTTP_URL, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: rawId++, method, params }),
-  });
-  return res.json();
-}
+// Raw JSON-RPC (to probe optional methods and check answers independently of the client).
+const rpc = rawRpc(HTTP_URL);
 
 const chainId = Number((await rpc('eth_chainId')).result);
 const chain = defineChain({

@@ -40,8 +40,8 @@ use jsonrpsee::core::middleware::{
     Batch, BatchEntry, BatchEntryErr, Notification, ResponseFuture, RpcServiceT,
 };
 use jsonrpsee::core::server::{
-    prepare_error, BatchResponseBuilder, BoundedSubscriptions, ConnectionId, MethodCallback,
-    MethodResponse, MethodSink, Methods, SubscriptionState,
+    prepare_error, BoundedSubscriptions, ConnectionId, MethodCallback, MethodResponse, MethodSink,
+    Methods, SubscriptionState,
 };
 use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse, IdProvider, StopHandle};
@@ -617,35 +617,15 @@ impl RpcServiceT for ModuleService {
         }
     }
 
-    /// `WireRules` answers batches itself, entry by entry through [`Self::call`]; this is
-    /// jsonrpsee's batch handling for completeness.
+    /// Never called: `WireRules`, always around this service, answers a batch entry by entry
+    /// through [`Self::call`] (one copy of the batch rules, in `middleware`).
     fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        let this = self.clone();
-        async move {
-            let mut responses = BatchResponseBuilder::new_with_limit(this.max_response_body);
-            let mut got_notification = false;
-            for entry in batch {
-                let rp = match entry {
-                    Ok(BatchEntry::Call(req)) => this.call(req).await,
-                    Ok(BatchEntry::Notification(_)) => {
-                        got_notification = true;
-                        continue;
-                    }
-                    Err(err) => {
-                        let (err, id) = err.into_parts();
-                        MethodResponse::error(id, err)
-                    }
-                };
-                if let Err(too_large) = responses.append(rp) {
-                    return too_large;
-                }
-            }
-            if responses.is_empty() && got_notification {
-                MethodResponse::notification()
-            } else {
-                MethodResponse::from_batch(responses.finish())
-            }
-        }
+        debug_assert!(false, "WireRules answers batches");
+        drop(batch);
+        std::future::ready(MethodResponse::error(
+            Id::Null,
+            ErrorObject::from(ErrorCode::InternalError),
+        ))
     }
 
     fn notification<'a>(
