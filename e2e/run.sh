@@ -10,13 +10,14 @@
 #   E2E_TEST_TIMEOUT=120   each viem test
 #   E2E_SUITE_TIMEOUT=600  each whole suite
 #   E2E_POLL_MS=250        receipt polling interval (ms)
-#   E2E_SUITES="cast viem web3py wallets browser"  subset to run
+#   E2E_SUITES="cast viem web3py wallets browser dev"  subset to run
+#   E2E_FOLLOWER_URL       a follower of the node: the dev suite checks it ends on the same head
 #   E2E_EXPECT_CHAIN_ID    if set, chain id must equal it
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 HTTP_URL="${1:?usage: run.sh HTTP_URL [WS_URL]}"
 WS_URL="${2:-$(echo "$HTTP_URL" | sed -e 's#^http://#ws://#' -e 's#^https://#wss://#')}"
-SUITES="${E2E_SUITES:-cast viem web3py wallets browser}"
+SUITES="${E2E_SUITES:-cast viem web3py wallets browser dev}"
 READY_TIMEOUT="${E2E_READY_TIMEOUT:-30}"
 SUITE_TIMEOUT="${E2E_SUITE_TIMEOUT:-600}"
 export E2E_RESULTS="$(mktemp -d)"
@@ -47,6 +48,7 @@ for s in $SUITES; do
     web3py) cmd=("$HERE/.venv/bin/python" "$HERE/suites/web3_suite.py" "$HTTP_URL") ;;
     wallets) cmd=(node "$HERE/suites/wallets.mjs" "$HTTP_URL") ;;
     browser) cmd=(node "$HERE/browser/dashboard.mjs" "$HTTP_URL") ;;
+    dev)    cmd=(node "$HERE/suites/dev.mjs" "$HTTP_URL") ;;
     *) echo "  FAIL   unknown suite '$s'"; echo "0 1" > "$E2E_RESULTS/$s.counts"; continue ;;
   esac
   timeout --kill-after=10 "$SUITE_TIMEOUT" "${cmd[@]}"

@@ -100,8 +100,10 @@ params! {
     bool => Bool, "a boolean (true or false)";
     // The one list of numbers: `eth_feeHistory`'s reward percentiles.
     Vec<f64> => Percentiles, "an increasing list of numbers between 0 and 100";
-    // The one list of hashes: `eth_getProof`'s storage keys.
-    Vec<B256> => StorageKeys, "a list of 32-byte slots as hex";
+    // `eth_getProof`'s storage keys, in the short forms geth accepts.
+    Vec<crate::types::JsonStorageKey> => StorageKeys, "a list of storage slots as hex, at most 32 bytes each";
+    std::collections::BTreeMap<Address, Vec<crate::types::StorageSlot>> => Json,
+        "an object of address -> list of storage slots";
     String => Text, "a string";
     Value => Json, "any JSON value";
     SubscriptionId => SubscriptionId, "a subscription id as returned by eth_subscribe";
@@ -111,6 +113,9 @@ params! {
         "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
     crate::types::SimulatePayload => SimulatePayload,
         "a simulation {blockStateCalls: [{blockOverrides, stateOverrides, calls}], validation, traceTransfers, returnFullTransactions}";
+    crate::types::NumberOrHex => Quantity, "a JSON number or a hex quantity";
+    crate::types::MineOptions => Json,
+        "a timestamp (number or hex) or an object {timestamp, blocks}";
     crate::types::GethDebugTracingCallOptions => TracerOptions,
         "tracer options {tracer, tracerConfig, ..., stateOverrides, blockOverrides}";
 }

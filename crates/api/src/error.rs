@@ -14,6 +14,9 @@ pub const INTERNAL_ERROR: i32 = -32603;
 pub const EXECUTION_REVERTED: i32 = 3;
 /// Transaction rejected / generic server error (geth's default code for failures).
 pub const SERVER_ERROR: i32 = -32000;
+/// EIP-7966: the transaction is in the pool but was not mined within the timeout (data: its
+/// hash).
+pub const TX_SYNC_TIMEOUT: i32 = 4;
 /// A limit was exceeded (EIP-1474 "limit exceeded"): batch size, log range, response size.
 pub const LIMIT_EXCEEDED: i32 = -32005;
 /// eth_simulateV1: a call's exceptional halt (out of gas, invalid opcode), in its result.

@@ -50,9 +50,36 @@ declare_api! {
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
         async fn block_number(&self) -> RpcResult<U64>;
-        /// Unlocked accounts: always empty, l2node holds no user keys.
+        /// Unlocked accounts: the dev accounts on a `--dev` node, empty on any other (l2node
+        /// holds no user keys).
         #[method(name = "eth_accounts")]
         async fn accounts(&self) -> RpcResult<Vec<Address>>;
+        /// Fills, signs with an unlocked account (`--dev` only) and sends a transaction; the
+        /// fee fields follow the sender's Karma state, as `l2_estimateGas` gives them.
+        #[method(name = "eth_sendTransaction")]
+        async fn send_transaction(&self, transaction: TransactionRequest) -> RpcResult<B256>;
+        /// Fills and signs a transaction with an unlocked account (`--dev` only), without
+        /// sending it: the EIP-2718 encoding (execution-apis and anvil).
+        #[method(name = "eth_signTransaction")]
+        async fn sign_transaction(&self, transaction: TransactionRequest) -> RpcResult<Bytes>;
+        /// Fills a transaction's missing fields (nonce, gas, fees, chain id) as
+        /// `eth_sendTransaction` would, unsigned (geth's `{raw, tx}`).
+        #[method(name = "eth_fillTransaction")]
+        async fn fill_transaction(
+            &self,
+            transaction: TransactionRequest,
+        ) -> RpcResult<SignedTransaction>;
+        /// An EIP-191 signature (`personal_sign`'s prefix) by an unlocked account (`--dev`).
+        #[method(name = "eth_sign")]
+        async fn sign(&self, address: Address, message: Bytes) -> RpcResult<Bytes>;
+        /// An EIP-712 signature of typed data (an object or its JSON text) by an unlocked
+        /// account (`--dev`).
+        #[method(name = "eth_signTypedData_v4")]
+        async fn sign_typed_data_v4(
+            &self,
+            address: Address,
+            typed_data: serde_json::Value,
+        ) -> RpcResult<Bytes>;
         /// Balance of an account at a block.
         #[method(name = "eth_getBalance")]
         async fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256>;
@@ -185,9 +212,32 @@ declare_api! {
         async fn proof(
             &self,
             address: Address,
-            storage_keys: Vec<B256>,
-            block: BlockId,
+            storage_keys: Vec<JsonStorageKey>,
+            block: Option<BlockId>,
         ) -> RpcResult<EIP1186AccountProofResponse>;
+        /// Many storage slots of many accounts at one block (`latest` by default), at most
+        /// [`crate::types::MAX_STORAGE_VALUES_SLOTS`] slots in all.
+        #[method(name = "eth_getStorageValues")]
+        async fn storage_values(
+            &self,
+            requests: std::collections::BTreeMap<Address, Vec<StorageSlot>>,
+            block: Option<BlockId>,
+        ) -> RpcResult<std::collections::BTreeMap<String, Vec<B256>>>;
+        /// The base fee of the next block (`null` before London).
+        #[method(name = "eth_baseFee")]
+        async fn base_fee(&self) -> RpcResult<Option<U256>>;
+        /// What history this node serves: the head and, per kind of data, whether it is kept
+        /// and from which block.
+        #[method(name = "eth_capabilities")]
+        async fn capabilities(&self) -> RpcResult<Capabilities>;
+        /// EIP-7966: sends a signed transaction and answers its receipt once it is mined,
+        /// within `timeout` milliseconds (the node's default when left out; capped).
+        #[method(name = "eth_sendRawTransactionSync")]
+        async fn send_raw_transaction_sync(
+            &self,
+            bytes: Bytes,
+            timeout: Option<NumberOrHex>,
+        ) -> RpcResult<TransactionReceipt>;
     }
 
     /// The `eth_subscribe` pub/sub API (WebSocket only).
@@ -311,9 +361,14 @@ declare_api! {
         /// The EIP-2718 encoding of each receipt of a block.
         #[method(name = "debug_getRawReceipts")]
         async fn raw_receipts(&self, block: BlockId) -> RpcResult<Vec<Bytes>>;
-        /// The EIP-2718 encoding of a transaction, mined or pooled (`0x` when unknown).
+        /// The EIP-2718 encoding of a transaction, mined or pooled (`null` when unknown, as
+        /// geth).
         #[method(name = "debug_getRawTransaction")]
-        async fn raw_transaction(&self, hash: B256) -> RpcResult<Bytes>;
+        async fn raw_transaction(&self, hash: B256) -> RpcResult<Option<Bytes>>;
+        /// The blocks import refused lately (the last 10, as geth), newest first, each with
+        /// its hash, its fields and its RLP.
+        #[method(name = "debug_getBadBlocks")]
+        async fn bad_blocks(&self) -> RpcResult<Vec<BadBlock>>;
         /// A mined transaction replayed under one of geth's tracers (the struct logger by
         /// default; `callTracer`, `prestateTracer`, `4byteTracer`, `noopTracer`,
         /// `flatCallTracer`, `muxTracer`).
@@ -436,6 +491,22 @@ declare_api! {
         ) -> RpcResult<TransactionsWithReceipts>;
     }
 
+    /// The `DEV` namespace: anvil's block-production controls, on by default only with `--dev`.
+    /// They change when blocks are sealed and how they are stamped, never state outside a
+    /// block, so followers stay in step.
+    #[table(DEV_METHODS, server = DevApiServer)]
+    pub trait DevApi {
+        /// Seals blocks now, with or without transactions; answers "0x0" (as anvil).
+        #[method(name = "evm_mine")]
+        async fn mine(&self, options: Option<MineOptions>) -> RpcResult<String>;
+        /// Moves the sequencer's clock forward; answers the total offset in seconds.
+        #[method(name = "evm_increaseTime")]
+        async fn increase_time(&self, seconds: NumberOrHex) -> RpcResult<i64>;
+        /// The timestamp of the next block; later blocks continue from it.
+        #[method(name = "evm_setNextBlockTimestamp")]
+        async fn set_next_block_timestamp(&self, timestamp: NumberOrHex) -> RpcResult<()>;
+    }
+
     /// The `rpc_` namespace, served on every transport.
     #[table(RPC_METHODS, server = RpcApiServer)]
     pub trait RpcApi {
@@ -453,5 +524,11 @@ declare_api! {
         /// Every pooled transaction, by sender and nonce.
         #[method(name = "txpool_content")]
         async fn content(&self) -> RpcResult<TxpoolContent>;
+        /// One sender's pooled transactions, by nonce.
+        #[method(name = "txpool_contentFrom")]
+        async fn content_from(&self, address: Address) -> RpcResult<TxpoolContentFrom>;
+        /// Every pooled transaction as geth's one-line summary, by sender and nonce.
+        #[method(name = "txpool_inspect")]
+        async fn inspect(&self) -> RpcResult<TxpoolInspect>;
     }
 }

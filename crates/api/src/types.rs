@@ -19,6 +19,7 @@ pub use alloy_rpc_types_trace::{
     geth::{GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, TraceResult},
     parity::{LocalizedTransactionTrace, TraceResults, TraceResultsWithTransactionHash, TraceType},
 };
+pub use alloy_serde::storage::JsonStorageKey;
 
 /// `txpool_status`: counts of executable and future transactions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -67,6 +68,126 @@ pub enum BlockOrPending {
     Block(Box<Block>),
     /// The pending block with geth's null fields.
     Pending(serde_json::Value),
+}
+
+/// `txpool_contentFrom`: nonce (decimal string, as geth) -> transaction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TxpoolContentFrom {
+    /// Executable transactions.
+    pub pending: BTreeMap<String, RpcTransaction>,
+    /// Future transactions.
+    pub queued: BTreeMap<String, RpcTransaction>,
+}
+
+/// `txpool_inspect`: sender (EIP-55) -> nonce (decimal) -> geth's summary
+/// `"<to>: <value> wei + <gas> gas × <fee cap> wei"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct TxpoolInspect {
+    /// Executable transactions.
+    pub pending: BTreeMap<String, BTreeMap<String, String>>,
+    /// Future transactions.
+    pub queued: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// Most slots one `eth_getStorageValues` reads (geth's, reth's and Besu's 1024).
+pub const MAX_STORAGE_VALUES_SLOTS: usize = 1_024;
+
+/// One entry of `debug_getBadBlocks` (geth's `BadBlockArgs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BadBlock {
+    /// The block's hash.
+    pub hash: alloy_primitives::B256,
+    /// The block as `eth_getBlockByHash(hash, true)` shows it.
+    pub block: Block,
+    /// Its RLP encoding.
+    pub rlp: alloy_primitives::Bytes,
+}
+
+/// `eth_capabilities`: one kind of history this node serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryCapability {
+    /// The node keeps none of it.
+    pub disabled: bool,
+    /// The oldest block it is kept for (absent when disabled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oldest_block: Option<U64>,
+}
+
+/// `eth_capabilities`'s head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CapabilitiesHead {
+    /// Its number.
+    pub number: U64,
+    /// Its hash.
+    pub hash: alloy_primitives::B256,
+}
+
+/// `eth_capabilities` (execution-apis): the head and what history is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The head block.
+    pub head: CapabilitiesHead,
+    /// Account and storage state.
+    pub state: HistoryCapability,
+    /// Transactions by hash.
+    pub tx: HistoryCapability,
+    /// Logs (eth_getLogs).
+    pub logs: HistoryCapability,
+    /// Receipts.
+    pub receipts: HistoryCapability,
+    /// Block bodies and headers.
+    pub blocks: HistoryCapability,
+    /// Merkle proofs of state (eth_getProof).
+    pub stateproofs: HistoryCapability,
+}
+
+/// `eth_fillTransaction` (geth's `SignTransactionResult`): the EIP-2718 encoding with a zero
+/// signature and the transaction as an object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignedTransaction {
+    /// The encoding `eth_sendRawTransaction` takes.
+    pub raw: alloy_primitives::Bytes,
+    /// The transaction, its fields filled.
+    pub tx: RpcTransaction,
+}
+
+/// A count or a time as anvil and geth take it: a JSON number or a hex quantity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum NumberOrHex {
+    /// A JSON number.
+    Number(u64),
+    /// A 0x-prefixed hex quantity.
+    Hex(U64),
+}
+
+impl NumberOrHex {
+    /// The value.
+    pub fn get(self) -> u64 {
+        match self {
+            Self::Number(n) => n,
+            Self::Hex(n) => n.to::<u64>(),
+        }
+    }
+}
+
+/// `evm_mine`'s optional argument (anvil's `MineOptions`): a timestamp, or an object with the
+/// timestamp of the first block and how many blocks to seal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MineOptions {
+    /// `{timestamp, blocks}`, both optional.
+    Options {
+        /// The first block's timestamp.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timestamp: Option<NumberOrHex>,
+        /// How many blocks (default 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocks: Option<NumberOrHex>,
+    },
+    /// The block's timestamp.
+    Timestamp(NumberOrHex),
 }
 
 /// `l2_estimateGas` / `linea_estimateGas`: build the transaction with `gas = gasLimit`,

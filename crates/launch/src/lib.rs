@@ -268,8 +268,11 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let head = chain.head();
     tracing::info!(target: "l2node::node", chain_id = chain.spec().chain_id, head = head.header.number, hash = %head.hash, "chain opened");
 
+    let mut mine_trigger = None;
     let miner = cfg.signer.clone().map(|key| {
         tracing::info!(target: "l2node::miner", signer = %key.address(), block_time = ?cfg.block_time, "sequencer mode");
+        let (trigger, requests) = miner::MineTrigger::new();
+        mine_trigger = Some(trigger);
         tokio::spawn(miner::run(
             chain.clone(),
             pool.clone(),
@@ -281,6 +284,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
                     PricingInputs::from_params(&k.fees).to_vanity()
                 }),
             },
+            requests,
         ))
     });
     if miner.is_none() {
@@ -316,6 +320,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     }
     let mut rpc_cfg = cfg.rpc.clone();
     rpc_cfg.coinbase = cfg.signer.as_ref().map(|k| k.address());
+    rpc_cfg.miner = mine_trigger;
     let module = l2node_rpc::build_module(chain.clone(), pool.clone(), net.clone(), rpc_cfg);
     let mut server_cfg = cfg.rpc_server.clone();
     {

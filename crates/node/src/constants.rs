@@ -263,6 +263,35 @@ pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3", "l2"];
 /// no `Origin` (every non-browser client) are not affected; `"*"` allows every origin.
 pub const DEFAULT_RPC_WS_ORIGINS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
+/// Most refused blocks kept in memory for `debug_getBadBlocks` (geth's `badBlockToKeep`):
+/// enough to see what a misbehaving peer sent, bounded whatever it sends.
+pub const BAD_BLOCKS_KEPT: usize = 10;
+
+/// How long `eth_sendRawTransactionSync` (EIP-7966) waits for the receipt when the caller
+/// gives no timeout: geth's `TxSyncDefaultTimeout`.
+pub const TX_SYNC_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// The longest a caller may make `eth_sendRawTransactionSync` wait (longer asks are lowered
+/// to it): geth's `TxSyncMaxTimeout`, so a request cannot hold a connection for long.
+pub const TX_SYNC_MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Most blocks one `evm_mine` seals: each is a real block every follower imports, so a
+/// typo cannot start a million of them.
+pub const DEV_MINE_MAX_BLOCKS: u64 = 10_000;
+
+/// `evm_mine` requests waiting for the miner; more wait for room (each is one block, sealed
+/// in a few milliseconds).
+pub const MINE_REQUESTS_QUEUED: usize = 64;
+
+/// EIP-7934 (Osaka): the largest RLP-encoded block, 10 MiB less a 2 MiB margin for the
+/// consensus layer's wrapping (geth's `params.MaxBlockSize`).
+pub const MAX_RLP_BLOCK_SIZE: usize = 8_388_608;
+
+/// Room the block builder leaves under [`MAX_RLP_BLOCK_SIZE`] for the header, the list
+/// prefixes and the withdrawals: it counts only the transactions' encodings (geth's miner keeps
+/// a 1 MB buffer the same way).
+pub const BLOCK_SIZE_HEADROOM: usize = 1_000_000;
+
 /// Smallest gas limit an imported block may have: geth's `params.MinGasLimit` (5,000), the
 /// Yellow Paper's floor; a block below it could not hold even a transfer.
 pub const MIN_BLOCK_GAS_LIMIT: u64 = 5_000;

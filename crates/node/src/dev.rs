@@ -70,7 +70,7 @@ pub fn dev_karma_predeploy(cfg: &KarmaConfig) -> KarmaPredeploy {
     }
 }
 
-/// The dev genesis: every fork through Prague at block 0, zero base fee, Clique-style sealing by
+/// The dev genesis: every fork through Osaka at block 0, zero base fee, Clique-style sealing by
 /// [`dev_sequencer`], the system contracts those forks call, the funded dev accounts, and Karma
 /// ([`dev_karma_config`], [`dev_karma_predeploy`]).
 pub fn dev_genesis(block_period: u64) -> Genesis {
@@ -139,6 +139,7 @@ pub fn dev_genesis_with_karma(block_period: u64, karma: KarmaConfig) -> Genesis 
         shanghai_time: Some(0),
         cancun_time: Some(0),
         prague_time: Some(0),
+        osaka_time: Some(0),
         clique: Some(CliqueConfig {
             period: Some(block_period),
             epoch: Some(30_000),

@@ -18,9 +18,12 @@ pub enum LogsError {
     /// A `blockHash` filter names a block this node does not hold (geth's wording).
     #[error("unknown block")]
     UnknownBlock,
-    /// `fromBlock` is after `toBlock`.
-    #[error("invalid block range params: fromBlock is after toBlock")]
+    /// `fromBlock` is after `toBlock` (geth's wording, which conformance suites compare).
+    #[error("invalid block range params")]
     InvalidRange,
+    /// An explicit `toBlock` is past the head (geth's wording).
+    #[error("block range extends beyond current head block")]
+    BeyondHead,
     /// The range spans more blocks than allowed.
     #[error("query exceeds max block range {max} (--rpc-max-logs-range): retry with fromBlock {from:#x} and toBlock {:#x}, then continue from there", from + max - 1)]
     RangeTooLarge {
@@ -114,9 +117,19 @@ impl LogSearch {
 
     /// Logs matching `filter`, oldest first, within the range and result limits.
     pub fn get_logs(&self, filter: &Filter) -> Result<Vec<Log>, LogsError> {
+        // geth refuses a range that reaches past the head rather than clamp it.
+        if let FilterBlockOption::Range {
+            to_block: Some(BlockNumberOrTag::Number(to)),
+            ..
+        } = &filter.block_option
+        {
+            if *to > self.chain.head().header.number {
+                return Err(LogsError::BeyondHead);
+            }
+        }
         let (from, to) = self.resolve_range(filter)?;
         if from > to {
-            return Ok(vec![]);
+            return Err(LogsError::InvalidRange);
         }
         let max = self.max_range;
         if max > 0 && to - from + 1 > max {

@@ -11,10 +11,13 @@ use alloy_consensus::ReceiptEnvelope;
 use alloy_primitives::{Address, B256};
 use alloy_signer_local::PrivateKeySigner;
 use parking_lot::Mutex;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{
+    broadcast::{self, error::RecvError},
+    mpsc, oneshot,
+};
 
 use crate::chain::{Chain, ChainError, NextBlock};
-use crate::constants::PENDING_BLOCK_MAX_AGE;
+use crate::constants::{MINE_REQUESTS_QUEUED, PENDING_BLOCK_MAX_AGE};
 use crate::executor;
 use crate::pool::Pool;
 use l2node_storage::StoredBlock;
@@ -33,8 +36,37 @@ pub struct MinerConfig {
     pub vanity: [u8; 32],
 }
 
-/// Runs the miner until the task is dropped.
-pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
+/// A request to seal one block now, whatever the pool holds (`evm_mine`); the answer is the
+/// sealed block's number, or why it failed.
+pub type MineRequest = oneshot::Sender<Result<u64, String>>;
+
+/// Asks the running miner for a block (the dev namespace's `evm_mine`).
+#[derive(Debug, Clone)]
+pub struct MineTrigger(mpsc::Sender<MineRequest>);
+
+impl MineTrigger {
+    /// A trigger and the receiver [`run`] takes.
+    pub fn new() -> (Self, mpsc::Receiver<MineRequest>) {
+        let (tx, rx) = mpsc::channel(MINE_REQUESTS_QUEUED);
+        (Self(tx), rx)
+    }
+
+    /// Seals one block and returns its number; `None` when no miner runs.
+    pub async fn mine(&self) -> Option<Result<u64, String>> {
+        let (tx, rx) = oneshot::channel();
+        self.0.send(tx).await.ok()?;
+        rx.await.ok()
+    }
+}
+
+/// Runs the miner until the task is dropped: every block period (or on each transaction with
+/// a zero period), and at once for each request of a [`MineTrigger`].
+pub async fn run(
+    chain: Arc<Chain>,
+    pool: Arc<Pool>,
+    cfg: MinerConfig,
+    mut requests: mpsc::Receiver<MineRequest>,
+) {
     let mut pending = pool.subscribe();
     let mut ticker = (!cfg.block_time.is_zero()).then(|| {
         let mut t = tokio::time::interval(cfg.block_time);
@@ -44,35 +76,67 @@ pub async fn run(chain: Arc<Chain>, pool: Arc<Pool>, cfg: MinerConfig) {
     // With --block-time 0, pending transactions (e.g. restored from the journal) start a block
     // right away; after that each arrival does.
     let mut mined_last = true;
+    let mut requests_open = true;
     loop {
-        match ticker.as_mut() {
-            Some(t) => {
-                t.tick().await;
-            }
-            None if mined_last && pool.status().0 > 0 => {}
-            None => match pending.recv().await {
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => return,
+        let forced = tokio::select! {
+            request = requests.recv(), if requests_open => match request {
+                Some(reply) => Some(reply),
+                None => {
+                    requests_open = false;
+                    continue;
+                }
             },
-        }
+            closed = next_turn(ticker.as_mut(), mined_last, &pool, &mut pending) => {
+                if closed {
+                    return;
+                }
+                None
+            }
+        };
         // Everything that arrived meanwhile goes into the same block.
         while pending.try_recv().is_ok() {}
-        let (chain2, pool2, cfg2) = (chain.clone(), pool.clone(), cfg.clone());
-        let result = tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2)).await;
+        let (chain2, pool2, cfg2, force) =
+            (chain.clone(), pool.clone(), cfg.clone(), forced.is_some());
+        let result =
+            tokio::task::spawn_blocking(move || mine_one(&chain2, &pool2, &cfg2, force)).await;
         mined_last = false;
-        match result {
+        let answer = match result {
             Ok(Ok(Some((number, txs)))) => {
                 mined_last = true;
-                tracing::info!(target: "l2node::miner", number, txs, "sealed block")
+                tracing::info!(target: "l2node::miner", number, txs, "sealed block");
+                Ok(number)
             }
-            Ok(Ok(None)) => {}
+            Ok(Ok(None)) => Ok(chain.head().header.number),
             Ok(Err(e)) => {
-                tracing::error!(target: "l2node::miner", error = %e, "block production failed")
+                tracing::error!(target: "l2node::miner", error = %e, "block production failed");
+                Err(e.to_string())
             }
             Err(e) => {
-                tracing::error!(target: "l2node::miner", error = %e, "block production panicked")
+                tracing::error!(target: "l2node::miner", error = %e, "block production panicked");
+                Err("block production panicked (see the node's log)".to_string())
             }
+        };
+        if let Some(reply) = forced {
+            let _ = reply.send(answer);
         }
+    }
+}
+
+/// Waits for the miner's next turn: the next tick, or (with a zero period) pending work.
+/// `true` when the pool is gone.
+async fn next_turn(
+    ticker: Option<&mut tokio::time::Interval>,
+    mined_last: bool,
+    pool: &Pool,
+    pending: &mut broadcast::Receiver<B256>,
+) -> bool {
+    match ticker {
+        Some(t) => {
+            t.tick().await;
+            false
+        }
+        None if mined_last && pool.status().0 > 0 => false,
+        None => matches!(pending.recv().await, Err(RecvError::Closed)),
     }
 }
 
@@ -214,9 +278,11 @@ pub fn mine_one(
     chain: &Chain,
     pool: &Pool,
     cfg: &MinerConfig,
+    force: bool,
 ) -> Result<Option<(u64, usize)>, ChainError> {
     let next = chain.next_block();
-    if pool.status().0 == 0 && !cfg.create_empty_blocks {
+    let create_empty = cfg.create_empty_blocks || force;
+    if pool.status().0 == 0 && !create_empty {
         return Ok(None);
     }
     let started = Instant::now();
@@ -236,7 +302,7 @@ pub fn mine_one(
         .chain(refused)
         .collect();
     let count = built.transactions.len();
-    if count == 0 && !cfg.create_empty_blocks {
+    if count == 0 && !create_empty {
         pool.remove(&invalid);
         record_dropped(pool, dropped, next.number, next.timestamp);
         return Ok(None);
@@ -245,6 +311,7 @@ pub fn mine_one(
     // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
     let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
     chain.commit_built(built, cfg.vanity, &cfg.key)?;
+    chain.clock().sealed(next.timestamp);
     crate::metrics::block_sealed(started.elapsed());
     pool.remove(&invalid);
     record_dropped(pool, dropped, next.number, next.timestamp);

@@ -2,20 +2,22 @@
 
 use std::collections::BTreeMap;
 
-use alloy_consensus::Block;
+use alloy_consensus::{transaction::SignerRecoverable, Block, TxEnvelope};
 use alloy_eips::{eip2718::Encodable2718, BlockId, BlockNumberOrTag};
 use alloy_primitives::{Bytes, B256};
-use alloy_rlp::Encodable;
+use alloy_rlp::{Decodable, Encodable};
 use alloy_rpc_types_eth::TransactionRequest;
 use jsonrpsee::core::{async_trait, RpcResult};
 use l2node_api::types::{
-    GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace, LocalizedTransactionTrace,
-    TraceResult, TraceResults, TraceResultsWithTransactionHash, TraceType,
+    BadBlock, GethDebugTracingCallOptions, GethDebugTracingOptions, GethTrace,
+    LocalizedTransactionTrace, TraceResult, TraceResults, TraceResultsWithTransactionHash,
+    TraceType,
 };
 use l2node_api::{DebugApiServer, RpcApiServer, TraceApiServer};
 
-use super::{error::RpcError, EthRpc, Namespace};
+use super::{convert, error::RpcError, EthRpc, Namespace};
 use l2node_node::executor::{self, CallRequest};
+use l2node_storage::StoredBlock;
 
 impl EthRpc {
     /// The number of `id`, or geth's "header #N not found" / "header 0x.. not found".
@@ -132,19 +134,47 @@ impl DebugApiServer for EthRpc {
         Ok(receipts.iter().map(|r| r.encoded_2718().into()).collect())
     }
 
-    async fn raw_transaction(&self, hash: B256) -> RpcResult<Bytes> {
+    async fn raw_transaction(&self, hash: B256) -> RpcResult<Option<Bytes>> {
         let storage = self.chain.storage();
         if let Some((n, i)) = storage.tx_location(&hash).map_err(RpcError::from)? {
             let block = storage.block(n).map_err(RpcError::from)?;
             if let Some(tx) = block.and_then(|b| b.body.transactions.into_iter().nth(i as usize)) {
-                return Ok(tx.encoded_2718().into());
+                return Ok(Some(tx.encoded_2718().into()));
             }
         }
+        Ok(self.pool.get(&hash).map(|t| t.raw.clone()))
+    }
+
+    async fn bad_blocks(&self) -> RpcResult<Vec<BadBlock>> {
+        let raw = self.chain.bad_blocks();
         Ok(self
-            .pool
-            .get(&hash)
-            .map(|t| t.raw.clone())
-            .unwrap_or_default())
+            .bounded(move || {
+                Ok(raw
+                    .into_iter()
+                    .filter_map(|rlp| {
+                        let block = Block::<TxEnvelope>::decode(&mut rlp.as_ref()).ok()?;
+                        // A bad block may carry a bad signature: its sender shows as zero.
+                        let senders = block
+                            .body
+                            .transactions
+                            .iter()
+                            .map(|t| t.recover_signer().unwrap_or_default())
+                            .collect();
+                        let stored = StoredBlock {
+                            hash: block.header.hash_slow(),
+                            header: block.header,
+                            body: block.body,
+                            senders,
+                        };
+                        Some(BadBlock {
+                            hash: stored.hash,
+                            block: convert::rpc_block(&stored, true),
+                            rlp,
+                        })
+                    })
+                    .collect())
+            })
+            .await?)
     }
 
     async fn trace_transaction(

@@ -51,6 +51,19 @@ pub enum RpcError {
     /// `eth_config` on a chain whose head is before Cancun (EIP-7910 describes Cancun and later).
     #[error("eth_config describes Cancun and later forks; this chain's head is before Cancun")]
     ConfigBeforeCancun,
+    /// A request this node will not carry out as asked (an account it does not hold unlocked,
+    /// a dev control on a node that does not seal); the message says why and what to do.
+    #[error("{0}")]
+    Refused(String),
+    /// EIP-7966: `eth_sendRawTransactionSync` waited `timeout` and the transaction is not mined
+    /// yet (geth's wording).
+    #[error("The transaction was added to the transaction pool but wasn't processed in {}s; ask eth_getTransactionReceipt for it later", .timeout.as_secs_f64())]
+    TxSyncTimeout {
+        /// The transaction, in the error's data.
+        hash: alloy_primitives::B256,
+        /// How long the node waited.
+        timeout: std::time::Duration,
+    },
     /// A filter id is unknown or expired.
     #[error("filter not found")]
     FilterNotFound,
@@ -127,7 +140,9 @@ impl From<RpcError> for ErrorObjectOwned {
                 | FeeError::BadPercentiles
                 | FeeError::BeyondHead { .. },
             )
-            | RpcError::Logs(LogsError::InvalidRange) => code::INVALID_PARAMS,
+            | RpcError::Logs(LogsError::InvalidRange | LogsError::BeyondHead) => {
+                code::INVALID_PARAMS
+            }
             RpcError::LimitExceeded(_)
             | RpcError::Logs(
                 LogsError::RangeTooLarge { .. }
@@ -135,11 +150,15 @@ impl From<RpcError> for ErrorObjectOwned {
                 | LogsError::Timeout { .. },
             ) => code::LIMIT_EXCEEDED,
             RpcError::Exec(ExecError::Revert { output }) => return revert(msg, output),
+            RpcError::TxSyncTimeout { hash, .. } => {
+                return ErrorObjectOwned::owned(code::TX_SYNC_TIMEOUT, msg, Some(hash))
+            }
             RpcError::HeaderNotFound
             | RpcError::HeaderForHashNotFound
             | RpcError::FilterNotFound
             | RpcError::NotFound(_)
             | RpcError::NoEtherbase
+            | RpcError::Refused(_)
             | RpcError::ConfigBeforeCancun
             | RpcError::NoKarma
             | RpcError::Logs(LogsError::UnknownBlock)

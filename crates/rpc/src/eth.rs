@@ -1,9 +1,10 @@
 //! The `eth_` namespace: thin handlers that resolve blocks, call a node service and convert.
 
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use alloy_consensus::Header;
-use alloy_eips::{BlockId, BlockNumberOrTag};
+use alloy_eips::{BlockId, BlockNumberOrTag, Encodable2718};
+use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{Address, Bytes, B256, U256, U64};
 use alloy_rpc_types_eth::{
     state::StateOverride, AccessListResult, Block, BlockOverrides, EIP1186AccountProofResponse,
@@ -13,8 +14,9 @@ use alloy_rpc_types_eth::{
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
     types::{
-        BlockOrPending, EthConfig, RpcTransaction, SimulatePayload,
-        SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing,
+        BlockOrPending, Capabilities, CapabilitiesHead, EthConfig, HistoryCapability,
+        JsonStorageKey, NumberOrHex, RpcTransaction, SignedTransaction, SimulatePayload,
+        SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing, MAX_STORAGE_VALUES_SLOTS,
     },
     EthApiServer,
 };
@@ -27,7 +29,7 @@ use super::{
     RpcConfig,
 };
 use l2node_node::chain::Chain;
-use l2node_node::constants::MAX_PROOF_KEYS;
+use l2node_node::constants::{MAX_PROOF_KEYS, TX_SYNC_DEFAULT_TIMEOUT, TX_SYNC_MAX_TIMEOUT};
 use l2node_node::exclusions::Stage;
 use l2node_node::executor::{self, CallEnv, CallRequest, ExecError};
 use l2node_node::fees::FeeOracle;
@@ -162,6 +164,56 @@ impl EthRpc {
     }
 }
 
+impl EthRpc {
+    /// Adds an encoded transaction to the pool (`eth_sendRawTransaction`'s path, recorded when
+    /// refused).
+    pub(super) async fn submit_raw(&self, bytes: Bytes) -> RpcResult<B256> {
+        let pool = self.pool.clone();
+        let chain = self.chain.clone();
+        blocking(move || {
+            let state = chain.storage().state_at(None)?;
+            Ok(pool.add_raw_recorded(&bytes, &state, &chain.next_block(), Stage::Rpc)?)
+        })
+        .await
+    }
+}
+
+impl EthRpc {
+    /// EIP-7966: submits `bytes`, then waits for its receipt up to `timeout_ms` (the default
+    /// when absent or zero, lowered to the cap).
+    pub(super) async fn send_and_wait(
+        &self,
+        bytes: Bytes,
+        timeout_ms: Option<u64>,
+    ) -> RpcResult<TransactionReceipt> {
+        let timeout = match timeout_ms {
+            Some(ms) if ms > 0 => Duration::from_millis(ms).min(TX_SYNC_MAX_TIMEOUT),
+            _ => TX_SYNC_DEFAULT_TIMEOUT,
+        };
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Subscribed before the submission: no block can slip between the two.
+        let mut blocks = self.chain.subscribe();
+        let hash = self.submit_raw(bytes).await?;
+        loop {
+            if let Some(receipt) = EthApiServer::transaction_receipt(self, hash)
+                .await
+                .map_err(|e| RpcError::Refused(e.message().to_owned()))?
+            {
+                return Ok(receipt);
+            }
+            match tokio::time::timeout_at(deadline, blocks.recv()).await {
+                Err(_) => return Err(RpcError::TxSyncTimeout { hash, timeout }),
+                Ok(Err(tokio::sync::broadcast::error::RecvError::Closed)) => {
+                    return Err(RpcError::Refused(
+                        "the node is shutting down; ask eth_getTransactionReceipt later".into(),
+                    ))
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
 /// Runs blocking work off the async runtime.
 pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> RpcResult<T> + Send + 'static,
@@ -253,7 +305,7 @@ impl EthApiServer for EthRpc {
     }
 
     async fn accounts(&self) -> JsonRpcResult<Vec<Address>> {
-        Ok(vec![])
+        Ok(self.cfg.unlocked.iter().map(|k| k.address()).collect())
     }
 
     async fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
@@ -369,14 +421,35 @@ impl EthApiServer for EthRpc {
     }
 
     async fn send_raw_transaction(&self, bytes: Bytes) -> JsonRpcResult<B256> {
-        let pool = self.pool.clone();
-        let chain = self.chain.clone();
-        let hash = blocking(move || {
-            let state = chain.storage().state_at(None)?;
-            Ok(pool.add_raw_recorded(&bytes, &state, &chain.next_block(), Stage::Rpc)?)
-        })
-        .await?;
-        Ok(hash)
+        Ok(self.submit_raw(bytes).await?)
+    }
+
+    async fn send_transaction(&self, transaction: TransactionRequest) -> JsonRpcResult<B256> {
+        Ok(self.send_unlocked(transaction).await?)
+    }
+
+    async fn sign_transaction(&self, transaction: TransactionRequest) -> JsonRpcResult<Bytes> {
+        let signed = self.sign_filled(transaction).await?;
+        Ok(signed.encoded_2718().into())
+    }
+
+    async fn fill_transaction(
+        &self,
+        transaction: TransactionRequest,
+    ) -> JsonRpcResult<SignedTransaction> {
+        Ok(self.fill_unsigned(transaction).await?)
+    }
+
+    async fn sign(&self, address: Address, message: Bytes) -> JsonRpcResult<Bytes> {
+        Ok(self.sign_message(address, &message)?)
+    }
+
+    async fn sign_typed_data_v4(
+        &self,
+        address: Address,
+        typed_data: serde_json::Value,
+    ) -> JsonRpcResult<Bytes> {
+        Ok(self.sign_typed(address, typed_data)?)
     }
 
     async fn transaction_by_hash(&self, hash: B256) -> JsonRpcResult<Option<RpcTransaction>> {
@@ -597,10 +670,12 @@ impl EthApiServer for EthRpc {
     async fn proof(
         &self,
         address: Address,
-        keys: Vec<B256>,
-        block: BlockId,
+        given: Vec<JsonStorageKey>,
+        block: Option<BlockId>,
     ) -> JsonRpcResult<EIP1186AccountProofResponse> {
+        let block = block.unwrap_or(BlockId::latest());
         let n = self.number_of(block)?.ok_or(RpcError::HeaderNotFound)?;
+        let keys: Vec<B256> = given.iter().map(JsonStorageKey::as_b256).collect();
         if keys.len() > MAX_PROOF_KEYS {
             return Err(RpcError::LimitExceeded(format!(
                 "eth_getProof asks for {} storage keys; at most {MAX_PROOF_KEYS} are proved per request: split the keys over several calls",
@@ -609,7 +684,7 @@ impl EthApiServer for EthRpc {
             .into());
         }
         let chain = self.chain.clone();
-        Ok(self
+        let mut proof = self
             .bounded(move || {
                 chain.storage().proof(address, &keys, n)?.map_err(|first| {
                     RpcError::NotFound(format!(
@@ -617,6 +692,94 @@ impl EthApiServer for EthRpc {
                     ))
                 })
             })
+            .await?;
+        // Each key as given: a 32-byte hash stays one, a short key stays a quantity (geth).
+        for (entry, key) in proof.storage_proof.iter_mut().zip(given) {
+            entry.key = key;
+        }
+        Ok(proof)
+    }
+
+    async fn storage_values(
+        &self,
+        requests: BTreeMap<Address, Vec<StorageSlot>>,
+        block: Option<BlockId>,
+    ) -> JsonRpcResult<BTreeMap<String, Vec<B256>>> {
+        let total: usize = requests.values().map(Vec::len).sum();
+        if total == 0 {
+            return Err(RpcError::InvalidParams(
+                "empty request: give at least one address with one storage slot".into(),
+            )
+            .into());
+        }
+        if total > MAX_STORAGE_VALUES_SLOTS {
+            return Err(RpcError::InvalidParams(format!(
+                "too many slots (max {MAX_STORAGE_VALUES_SLOTS}): the request asks for {total}; \
+                 split it over several calls"
+            ))
+            .into());
+        }
+        let (state, _) = self.state_for(block)?;
+        Ok(self
+            .bounded(move || {
+                requests
+                    .into_iter()
+                    .map(|(address, slots)| {
+                        let values = slots
+                            .into_iter()
+                            .map(|slot| Ok(B256::from(state.storage(address, slot.0.into())?)))
+                            .collect::<RpcResult<Vec<B256>>>()?;
+                        Ok((format!("{address:#x}"), values))
+                    })
+                    .collect()
+            })
+            .await?)
+    }
+
+    async fn base_fee(&self) -> JsonRpcResult<Option<U256>> {
+        let head = self.chain.head();
+        let spec = self.chain.spec();
+        Ok(spec
+            .is_london_active_at_block(head.header.number + 1)
+            .then(|| U256::from(spec.next_base_fee(&head.header))))
+    }
+
+    async fn capabilities(&self) -> JsonRpcResult<Capabilities> {
+        let head = self.chain.head();
+        // An archive node: every kind of history is kept from genesis.
+        let kept = HistoryCapability {
+            disabled: false,
+            oldest_block: Some(U64::ZERO),
+        };
+        let first_proof = self
+            .chain
+            .storage()
+            .first_proof_block()
+            .map_err(RpcError::from)?;
+        Ok(Capabilities {
+            head: CapabilitiesHead {
+                number: U64::from(head.header.number),
+                hash: head.hash,
+            },
+            state: kept,
+            tx: kept,
+            logs: kept,
+            receipts: kept,
+            blocks: kept,
+            stateproofs: HistoryCapability {
+                disabled: false,
+                oldest_block: Some(U64::from(first_proof)),
+            },
+        })
+    }
+
+    async fn send_raw_transaction_sync(
+        &self,
+        bytes: Bytes,
+        timeout: Option<NumberOrHex>,
+    ) -> JsonRpcResult<TransactionReceipt> {
+        Ok(self
+            .send_and_wait(bytes, timeout.map(NumberOrHex::get))
             .await?)
     }
 }

@@ -5,6 +5,7 @@ mod accept;
 mod convert;
 mod dashboard;
 mod debug;
+mod dev;
 pub mod error;
 mod eth;
 mod filters;
@@ -22,9 +23,9 @@ use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
 use l2node_api::{
-    AdminApiServer, DebugApiServer, EthApiServer, EthPubSubApiServer, L2AdminApiServer,
-    L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TraceApiServer, TxpoolApiServer,
-    Web3ApiServer,
+    AdminApiServer, DebugApiServer, DevApiServer, EthApiServer, EthPubSubApiServer,
+    L2AdminApiServer, L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TraceApiServer,
+    TxpoolApiServer, Web3ApiServer,
 };
 
 use l2node_node::chain::Chain;
@@ -54,6 +55,11 @@ pub struct RpcConfig {
     pub coinbase: Option<alloy_primitives::Address>,
     /// What the fee suggestions sample (`--fee-suggestions-include-premium`).
     pub fee_sampling: l2node_node::fees::Sampling,
+    /// Keys unlocked for eth_sendTransaction and the signing methods: the dev accounts with
+    /// `--dev`, none otherwise.
+    pub unlocked: Vec<alloy_signer_local::PrivateKeySigner>,
+    /// The running miner, for `evm_mine`; `None` on a node that does not seal.
+    pub miner: Option<l2node_node::miner::MineTrigger>,
 }
 
 impl Default for RpcConfig {
@@ -67,6 +73,8 @@ impl Default for RpcConfig {
             max_filters: constants::MAX_FILTERS,
             coinbase: None,
             fee_sampling: Default::default(),
+            unlocked: Vec::new(),
+            miner: None,
         }
     }
 }
@@ -97,11 +105,14 @@ pub enum Namespace {
     /// `l2admin_`: the Karma operator controls (off by default; see the README before
     /// exposing it).
     L2admin,
+    /// `evm_mine`, `evm_increaseTime`, `evm_setNextBlockTimestamp`: anvil's block controls
+    /// (on by default only with `--dev`).
+    Dev,
 }
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 10] = [
+    pub const ALL: [Namespace; 11] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -112,6 +123,7 @@ impl Namespace {
         Self::Debug,
         Self::Trace,
         Self::Ots,
+        Self::Dev,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -127,14 +139,17 @@ impl Namespace {
             Self::Debug => "debug",
             Self::Trace => "trace",
             Self::Ots => "ots",
+            Self::Dev => "dev",
         }
     }
 
     /// The namespace of a method name.
     pub fn of(method: &str) -> Option<Self> {
         let prefix = method.split('_').next()?;
-        if prefix == "linea" {
-            return Some(Self::L2);
+        match prefix {
+            "linea" => return Some(Self::L2),
+            "evm" => return Some(Self::Dev),
+            _ => {}
         }
         Self::ALL.into_iter().find(|n| n.prefix() == prefix)
     }
@@ -179,6 +194,7 @@ pub fn build_module(
     cfg: RpcConfig,
 ) -> RpcModule<()> {
     let mut module = RpcModule::new(());
+    let cfg_miner = cfg.miner.clone();
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
@@ -211,7 +227,10 @@ pub fn build_module(
     module
         .merge(pubsub::PubSubRpc::new(chain.clone(), pool.clone(), net.clone()).into_rpc())
         .expect("unique names");
-    let net = misc::NetRpc { chain, net };
+    let net = misc::NetRpc {
+        chain: chain.clone(),
+        net,
+    };
     module
         .merge(AdminApiServer::into_rpc(net.clone()))
         .expect("unique names");
@@ -220,6 +239,15 @@ pub fn build_module(
         .expect("unique names");
     module
         .merge(Web3ApiServer::into_rpc(net))
+        .expect("unique names");
+    module
+        .merge(
+            dev::DevRpc {
+                chain: chain.clone(),
+                miner: cfg_miner,
+            }
+            .into_rpc(),
+        )
         .expect("unique names");
     module
         .merge(misc::TxpoolRpc { pool }.into_rpc())

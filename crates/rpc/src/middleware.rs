@@ -184,6 +184,36 @@ impl<S> WireRules<S> {
     }
 }
 
+/// `-32601` for the test-node methods of anvil and hardhat that l2node leaves out on purpose,
+/// in geth's wording for a missing method (which ethers and viem recognise), followed by why
+/// and what to use instead.
+fn left_out(method: &str) -> Option<ErrorObjectOwned> {
+    let test_node = ["anvil_", "hardhat_", "evm_"]
+        .iter()
+        .any(|p| method.starts_with(p));
+    if !test_node || l2node_api::find_method(method).is_some() {
+        return None;
+    }
+    let name = method.split_once('_').map_or(method, |(_, name)| name);
+    let instead = match name {
+        "mine" => "use evm_mine (DEV namespace, on with --dev)".to_owned(),
+        "increaseTime" | "setNextBlockTimestamp" => {
+            format!("use evm_{name} (DEV namespace, on with --dev)")
+        }
+        _ => "it would change state outside a block, and every l2node must compute the same \
+              state from the same blocks. Fund an account with a transfer from a dev account \
+              (eth_sendTransaction from eth_accounts), deploy code with a transaction, and \
+              start over with a fresh data directory instead of reverting"
+            .to_owned(),
+    };
+    Some(
+        RpcError::MethodNotFound(format!(
+            "the method {method} does not exist/is not available: {instead}"
+        ))
+        .into(),
+    )
+}
+
 /// `-32005` for a response larger than `--rpc-max-response-size` allows.
 fn response_too_large(limit: u32) -> ErrorObjectOwned {
     RpcError::LimitExceeded(format!(
@@ -260,6 +290,7 @@ where
         let refusal = self
             .not_enabled(&req.method)
             .or_else(|| self.subscription_over_http(&req.method))
+            .or_else(|| left_out(&req.method))
             .map(|err| {
                 MethodResponse::error(req.id.clone().into_owned(), err)
                     .with_extensions(req.extensions.clone())

@@ -2,11 +2,13 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use alloy_primitives::{keccak256, Bytes, B256, U64};
+use alloy_consensus::Transaction as _;
+use alloy_primitives::{keccak256, Address, Bytes, B256, U64};
 use jsonrpsee::core::{async_trait, RpcResult};
 use l2node_api::{
     types::{
-        AdminNodeInfo, AdminPeer, AdminPeerNetwork, RpcTransaction, TxpoolContent, TxpoolStatus,
+        AdminNodeInfo, AdminPeer, AdminPeerNetwork, RpcTransaction, TxpoolContent,
+        TxpoolContentFrom, TxpoolInspect, TxpoolStatus,
     },
     AdminApiServer, NetApiServer, TxpoolApiServer, Web3ApiServer,
 };
@@ -14,7 +16,7 @@ use l2node_api::{
 use super::convert;
 use l2node_node::chain::Chain;
 use l2node_node::p2p::NetStatus;
-use l2node_node::pool::Pool;
+use l2node_node::pool::{Pool, PooledTx};
 
 /// net_, web3_ and admin_ handlers.
 #[derive(Clone)]
@@ -117,29 +119,69 @@ impl TxpoolApiServer for TxpoolRpc {
 
     async fn content(&self) -> RpcResult<TxpoolContent> {
         let content = self.pool.content();
-        let convert = |m: BTreeMap<
-            alloy_primitives::Address,
-            BTreeMap<u64, Arc<l2node_node::pool::PooledTx>>,
-        >| {
-            m.into_iter()
-                .map(|(sender, txs)| {
-                    (
-                        sender.to_checksum(None),
-                        txs.into_iter()
-                            .map(|(n, t)| {
-                                (
-                                    n.to_string(),
-                                    RpcTransaction(convert::rpc_pending_tx(&t.tx)),
-                                )
-                            })
-                            .collect(),
-                    )
-                })
-                .collect()
-        };
         Ok(TxpoolContent {
-            pending: convert(content.pending),
-            queued: convert(content.queued),
+            pending: by_sender(content.pending, as_rpc),
+            queued: by_sender(content.queued, as_rpc),
         })
     }
+
+    async fn content_from(&self, address: Address) -> RpcResult<TxpoolContentFrom> {
+        let mut content = self.pool.content_from(address);
+        let take = |side: &mut SenderTxs| {
+            side.remove(&address)
+                .map(|txs| by_nonce(txs, as_rpc))
+                .unwrap_or_default()
+        };
+        Ok(TxpoolContentFrom {
+            pending: take(&mut content.pending),
+            queued: take(&mut content.queued),
+        })
+    }
+
+    async fn inspect(&self) -> RpcResult<TxpoolInspect> {
+        let content = self.pool.content();
+        Ok(TxpoolInspect {
+            pending: by_sender(content.pending, summary),
+            queued: by_sender(content.queued, summary),
+        })
+    }
+}
+
+/// Pooled transactions by sender, then nonce.
+type SenderTxs = BTreeMap<Address, BTreeMap<u64, Arc<PooledTx>>>;
+
+/// geth's txpool keys: the sender EIP-55 checksummed, the nonce in decimal.
+fn by_sender<T>(
+    side: SenderTxs,
+    show: fn(&PooledTx) -> T,
+) -> BTreeMap<String, BTreeMap<String, T>> {
+    side.into_iter()
+        .map(|(sender, txs)| (sender.to_checksum(None), by_nonce(txs, show)))
+        .collect()
+}
+
+fn by_nonce<T>(txs: BTreeMap<u64, Arc<PooledTx>>, show: fn(&PooledTx) -> T) -> BTreeMap<String, T> {
+    txs.into_iter()
+        .map(|(n, t)| (n.to_string(), show(&t)))
+        .collect()
+}
+
+fn as_rpc(t: &PooledTx) -> RpcTransaction {
+    RpcTransaction(convert::rpc_pending_tx(&t.tx))
+}
+
+/// geth's `txpool_inspect` line: `"<to>: <value> wei + <gas> gas × <fee cap> wei"`, with
+/// `contract creation` for a creation.
+fn summary(t: &PooledTx) -> String {
+    let tx = t.tx.inner();
+    let to = match tx.to() {
+        Some(to) => to.to_checksum(None),
+        None => "contract creation".to_owned(),
+    };
+    format!(
+        "{to}: {} wei + {} gas \u{d7} {} wei",
+        tx.value(),
+        tx.gas_limit(),
+        tx.max_fee_per_gas()
+    )
 }

@@ -10,6 +10,15 @@ use crate::tables::{TRIE_HISTORY, TRIE_NODES};
 use l2node_trie as trie;
 
 impl Storage {
+    /// The first block whose state trie (and so proofs) this database can read: 0, unless it
+    /// was created by an l2node that kept no trie history.
+    pub fn first_proof_block(&self) -> Result<u64, StorageError> {
+        let tx = self.db.begin_read()?;
+        let meta = tx.open_table(META)?;
+        let first = meta.get(TRIE_HISTORY_FROM)?.map_or(0, |v| v.value());
+        Ok(first)
+    }
+
     /// Runs `f` on the state trie of block `block` (read through the trie history, so any
     /// block the node holds), or answers `Err(first)` when `block` predates `first`, the first
     /// block this database can read the trie of (the head's is always readable).

@@ -14,6 +14,7 @@ use l2node_launch::NodeConfig;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev;
 use l2node_node::p2p::Multiaddr;
+use l2node_rpc::RpcConfig;
 
 use super::config_file::ConfigFile;
 use super::{
@@ -87,8 +88,16 @@ impl NodeArgs {
             db_cache_bytes: self.storage.db_cache_size,
             block_time: self.miner.block_period(),
             create_empty_blocks: self.miner.create_empty_blocks,
-            rpc_server: self.rpc.server_config()?,
-            rpc: self.rpc.rpc_config(),
+            rpc_server: self.rpc.server_config_for(role.dev)?,
+            rpc: RpcConfig {
+                // A dev node unlocks its dev accounts, as anvil and geth --dev.
+                unlocked: if role.dev {
+                    dev::dev_accounts()
+                } else {
+                    Vec::new()
+                },
+                ..self.rpc.rpc_config()
+            },
             pool: self.pool.config(),
             metrics: self.metrics.config()?,
             karma: self.karma.config(role.dev)?,

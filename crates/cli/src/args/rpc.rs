@@ -139,9 +139,10 @@ option_group! {
 }
 
 impl RpcArgs {
-    /// The servers' configuration. Every field is named, so a new limit in [`RpcServerConfig`]
-    /// does not compile until it has a flag (or a reason not to).
-    pub(crate) fn server_config(&self) -> anyhow::Result<RpcServerConfig> {
+    /// The servers' configuration; a dev node (`dev`) adds DEV to the default namespaces.
+    /// Every field is named, so a new limit in [`RpcServerConfig`] does not compile until it
+    /// has a flag (or a reason not to).
+    pub(crate) fn server_config_for(&self, dev: bool) -> anyhow::Result<RpcServerConfig> {
         Ok(RpcServerConfig {
             http_enabled: self.rpc_http_enabled,
             http_addr: socket(&self.rpc_http_host, self.rpc_http_port)?,
@@ -160,8 +161,8 @@ impl RpcArgs {
             ws_max_message: self.rpc_ws_max_frame_size,
             host_allowlist: self.host_allowlist.clone(),
             cors_origins: self.rpc_http_cors_origins.clone(),
-            http_apis: self.rpc_http_api.clone(),
-            ws_apis: self.rpc_ws_api.clone(),
+            http_apis: with_dev(&self.rpc_http_api, dev),
+            ws_apis: with_dev(&self.rpc_ws_api, dev),
             ws_origins: self.rpc_ws_origins.clone(),
             // Wired by `l2node_launch::spawn` (peers and sync lag for GET /readiness).
             probes: None,
@@ -169,7 +170,7 @@ impl RpcArgs {
         })
     }
 
-    /// The methods' limits.
+    /// The methods' limits (the unlocked keys are the role's, set by the caller).
     pub(crate) fn rpc_config(&self) -> RpcConfig {
         RpcConfig {
             gas_cap: self.rpc_gas_cap,
@@ -187,6 +188,18 @@ impl RpcArgs {
             },
             // Set by `l2node_launch::spawn` from the signer.
             coinbase: None,
+            miner: None,
+            unlocked: Vec::new(),
         }
     }
+}
+
+/// The namespaces of a server: on a dev node the default list gains DEV (anvil's block
+/// controls); a list the operator gave is taken as given.
+fn with_dev(apis: &[Namespace], dev: bool) -> Vec<Namespace> {
+    let mut apis = apis.to_vec();
+    if dev && apis == Namespace::defaults() {
+        apis.push(Namespace::Dev);
+    }
+    apis
 }

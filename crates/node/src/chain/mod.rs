@@ -22,7 +22,7 @@ use parking_lot::{Mutex, RwLock};
 use revm::bytecode::Bytecode;
 use tokio::sync::broadcast;
 
-pub use next::NextBlock;
+pub use next::{Clock, NextBlock};
 
 use crate::chainspec::ChainSpec;
 use crate::executor::{self, ExecError};
@@ -136,6 +136,10 @@ pub struct Chain {
     /// The head's total difficulty while the chain waits for the merge by total difficulty
     /// (see [`ChainSpec::awaits_merge`]); `None` otherwise.
     total_difficulty: Mutex<Option<U256>>,
+    /// What the next block is stamped with (moved only by the dev methods).
+    clock: next::Clock,
+    /// The RLP of blocks import refused lately, oldest first (`debug_getBadBlocks`).
+    bad_blocks: Mutex<std::collections::VecDeque<alloy_primitives::Bytes>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -251,6 +255,8 @@ impl Chain {
             signers,
             ledger,
             total_difficulty,
+            clock: Default::default(),
+            bad_blocks: Default::default(),
         })
     }
 
@@ -277,6 +283,26 @@ impl Chain {
     /// The chain configuration.
     pub fn spec(&self) -> Arc<ChainSpec> {
         self.spec.read().clone()
+    }
+
+    /// Keeps the RLP of a block import refused as invalid (the last
+    /// [`crate::constants::BAD_BLOCKS_KEPT`]).
+    pub fn record_bad_block(&self, raw: alloy_primitives::Bytes) {
+        let mut bad = self.bad_blocks.lock();
+        if bad.len() == crate::constants::BAD_BLOCKS_KEPT {
+            bad.pop_front();
+        }
+        bad.push_back(raw);
+    }
+
+    /// The RLP of the blocks import refused lately, newest first.
+    pub fn bad_blocks(&self) -> Vec<alloy_primitives::Bytes> {
+        self.bad_blocks.lock().iter().rev().cloned().collect()
+    }
+
+    /// The clock the next block is stamped with.
+    pub fn clock(&self) -> &next::Clock {
+        &self.clock
     }
 
     /// The current head.

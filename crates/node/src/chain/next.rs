@@ -2,9 +2,16 @@
 //! the miner (the attributes of the block it builds), the pool (the rules a transaction must
 //! pass to fit that block) and the `pending` block of the RPC.
 
-use std::sync::Arc;
+use std::sync::{
+    atomic::{AtomicI64, Ordering},
+    Arc,
+};
+
+use parking_lot::Mutex;
 
 use alloy_primitives::Address;
+
+use alloy_hardforks::EthereumHardforks as _;
 
 use super::{Chain, Head};
 use crate::executor::BuildAttributes;
@@ -29,6 +36,8 @@ pub struct NextBlock {
     pub shanghai: bool,
     /// Prague active: EIP-7702 transactions and the EIP-7623 calldata floor.
     pub prague: bool,
+    /// Osaka active: EIP-7825's per-transaction gas cap.
+    pub osaka: bool,
 }
 
 impl NextBlock {
@@ -44,14 +53,60 @@ impl NextBlock {
     }
 }
 
-impl Chain {
-    /// The context of the block after the current head, timestamped now.
-    pub fn next_block(&self) -> NextBlock {
-        let now = std::time::SystemTime::now()
+/// The sequencer's clock: the wall clock, moved forward by the dev methods
+/// `evm_increaseTime` and `evm_setNextBlockTimestamp` (as anvil's). Only block timestamps read
+/// it, so followers need nothing of it: they take the timestamps from the blocks.
+#[derive(Debug, Default)]
+pub struct Clock {
+    /// Seconds added to the wall clock.
+    offset: AtomicI64,
+    /// The exact timestamp of the next block, once.
+    next_exact: Mutex<Option<u64>>,
+}
+
+impl Clock {
+    fn wall() -> i64 {
+        std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
-            .as_secs();
-        self.next_block_at(now)
+            .as_secs() as i64
+    }
+
+    /// Now, in seconds, as the next block would be stamped (before the parent rule).
+    pub fn now(&self) -> u64 {
+        if let Some(exact) = *self.next_exact.lock() {
+            return exact;
+        }
+        (Self::wall() + self.offset.load(Ordering::Relaxed)).max(0) as u64
+    }
+
+    /// Moves the clock `seconds` forward (`evm_increaseTime`); returns the total offset.
+    pub fn increase(&self, seconds: u64) -> i64 {
+        let seconds = i64::try_from(seconds).unwrap_or(i64::MAX);
+        self.offset.fetch_add(seconds, Ordering::Relaxed) + seconds
+    }
+
+    /// Stamps the next block `timestamp` (`evm_setNextBlockTimestamp`); later blocks continue
+    /// from it.
+    pub fn set_next(&self, timestamp: u64) {
+        *self.next_exact.lock() = Some(timestamp);
+    }
+
+    /// A block stamped `timestamp` was sealed: a pending exact timestamp is used up, and the
+    /// clock continues from it (anvil's rule).
+    pub fn sealed(&self, timestamp: u64) {
+        let mut next = self.next_exact.lock();
+        if next.take().is_some() {
+            self.offset
+                .store(timestamp as i64 - Self::wall(), Ordering::Relaxed);
+        }
+    }
+}
+
+impl Chain {
+    /// The context of the block after the current head, timestamped by [`Chain::clock`].
+    pub fn next_block(&self) -> NextBlock {
+        self.next_block_at(self.clock().now())
     }
 
     /// The context of the block after the current head at time `now` (seconds; raised to one
@@ -68,6 +123,7 @@ impl Chain {
             chain_id: spec.chain_id,
             shanghai: spec.is_shanghai_active_at(timestamp),
             prague: spec.is_prague_active_at(timestamp),
+            osaka: spec.is_osaka_active_at_timestamp(timestamp),
             parent,
         }
     }

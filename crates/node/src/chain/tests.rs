@@ -125,8 +125,8 @@ fn blocks_built_with_an_eip1559_base_fee_import_into_a_fresh_chain() {
 
 #[test]
 fn blocks_built_across_fork_transitions_import_into_a_fresh_chain() {
-    // London at block 2 (the gas limit doubles), Shanghai, Cancun and Prague by time at blocks
-    // 3, 4 and 5, no merge: each header field appears in its fork's first block.
+    // London at block 2 (the gas limit doubles), Shanghai, Cancun, Prague and Osaka by time at
+    // blocks 3, 4, 5 and 6, no merge: each header field appears in its fork's first block.
     let mut genesis = dev_genesis(0);
     genesis.config.clique = None;
     genesis.config.extra_fields.remove("zeroBaseFee");
@@ -137,6 +137,7 @@ fn blocks_built_across_fork_transitions_import_into_a_fresh_chain() {
     genesis.config.shanghai_time = Some(3);
     genesis.config.cancun_time = Some(4);
     genesis.config.prague_time = Some(5);
+    genesis.config.osaka_time = Some(6);
     let spec = ChainSpec::from_genesis(genesis).unwrap();
     let headers = mine_and_import(&spec, 6, &dev_accounts()[0]);
     let gas_limits: Vec<_> = headers.iter().map(|h| h.gas_limit).collect();

@@ -22,7 +22,7 @@ use alloy_hardforks::EthereumHardforks as _;
 
 use super::ChainError;
 use crate::chainspec::ChainSpec;
-use crate::constants::{MAX_BLOCK_GAS_LIMIT, MIN_BLOCK_GAS_LIMIT};
+use crate::constants::{MAX_BLOCK_GAS_LIMIT, MAX_RLP_BLOCK_SIZE, MIN_BLOCK_GAS_LIMIT};
 
 /// Every rule that needs no execution, in order.
 pub(super) fn before_execution(
@@ -32,6 +32,7 @@ pub(super) fn before_execution(
 ) -> Result<(), ChainError> {
     let header = &block.header;
     timestamp(header, parent)?;
+    block_size(spec, block)?;
     extra_data(spec, header)?;
     proof_of_stake(spec, header)?;
     gas_limit(spec, header, parent)?;
@@ -107,6 +108,24 @@ pub(super) fn timestamp(header: &Header, parent: &Header) -> Result<(), ChainErr
         "timestamp",
         header.timestamp,
         format!("more than the parent's {}", parent.timestamp),
+    ))
+}
+
+/// From Osaka, the RLP-encoded block is at most [`MAX_RLP_BLOCK_SIZE`] bytes (EIP-7934, geth's
+/// `ErrBlockOversized`).
+pub(super) fn block_size(spec: &ChainSpec, block: &Block<TxEnvelope>) -> Result<(), ChainError> {
+    if !spec.is_osaka_active_at_timestamp(block.header.timestamp) {
+        return Ok(());
+    }
+    let size = alloy_rlp::Encodable::length(block);
+    if size <= MAX_RLP_BLOCK_SIZE {
+        return Ok(());
+    }
+    Err(invalid(
+        &block.header,
+        "size",
+        format!("{size} bytes"),
+        format!("at most {MAX_RLP_BLOCK_SIZE} bytes (EIP-7934)"),
     ))
 }
 

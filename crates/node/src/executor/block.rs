@@ -29,6 +29,7 @@ use super::{
     error::{invalid_tx_message, ExecError},
 };
 use crate::chainspec::ChainSpec;
+use crate::constants::{BLOCK_SIZE_HEADROOM, MAX_RLP_BLOCK_SIZE};
 use l2node_storage::StateReader;
 use l2node_trie::state::{AccountChange, AccountState, StateChanges};
 
@@ -316,6 +317,8 @@ pub fn build_block(
     let max_blob_gas = blob_params
         .map(|p| p.max_blob_gas_per_block())
         .unwrap_or_default();
+    let osaka = spec.is_osaka_active_at_timestamp(ts);
+    let mut body_size = 0usize;
     let mut gas_used = 0u64;
     let mut blob_gas_used = 0u64;
     let mut transactions = Vec::new();
@@ -338,6 +341,13 @@ pub fn build_block(
             skipped.insert(sender);
             continue;
         }
+        // EIP-7934: from Osaka the block's RLP stays under the cap; the header and the list
+        // overheads fit in the headroom.
+        let tx_size = tx.inner().eip2718_encoded_length();
+        if osaka && body_size + tx_size > MAX_RLP_BLOCK_SIZE - BLOCK_SIZE_HEADROOM {
+            skipped.insert(sender);
+            continue;
+        }
         let tx_blob_gas = tx.blob_gas_used().unwrap_or_default();
         // (Before Cancun a blob transaction goes on to execution and is rejected as invalid.)
         let blobs_full = cancun && tx_blob_gas > 0 && blob_gas_used + tx_blob_gas > max_blob_gas;
@@ -349,6 +359,7 @@ pub fn build_block(
         match executor.execute_transaction(tx.as_recovered_ref()) {
             Ok(gas) => {
                 gas_used += gas.tx_gas_used();
+                body_size += tx_size;
                 blob_gas_used += tx_blob_gas;
                 tx_gas_used.push(gas.tx_gas_used());
                 transactions.push(tx);

@@ -1,10 +1,11 @@
 //! `eth_call` and `eth_createAccessList` on top of a block's state, plus the environment and
 //! deadline they share with `eth_estimateGas`.
 //!
-//! Call semantics follow reth: no base-fee check, no nonce check, EIP-3607 off, the EIP-7825
-//! per-transaction gas cap lifted, the balance check off only when the request names no gas
-//! price, gas defaulting to `min(block gas limit, gas_cap)` (further limited by what the sender
-//! can pay when a price is given), `from` defaulting to the zero address.
+//! Call semantics follow geth and reth: no base-fee check, no nonce check, EIP-3607 off, the
+//! EIP-7825 per-transaction gas cap not enforced (an explicit gas runs as given), the balance
+//! check off only when the request names no gas price, gas defaulting to `gas_cap` (geth's
+//! `RPCGasCap`), under EIP-7825's cap from Osaka and limited by what the sender can pay when a
+//! price is given, `from` defaulting to the zero address.
 //!
 //! revm has no wall-clock limit, so [`Deadline`] is an inspector that reads the clock every
 //! [`EVM_DEADLINE_CHECK_STEPS`] interpreter steps; once past the deadline it halts every frame
@@ -20,6 +21,7 @@ use alloy_evm::{
     rpc::TryIntoTxEnv,
     EthEvmFactory, Evm, EvmEnv, EvmFactory,
 };
+use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{Bytes, Log};
 use alloy_rpc_types_eth::{state::StateOverride, BlockOverrides, TransactionRequest};
 use revm::{
@@ -27,6 +29,7 @@ use revm::{
     context_interface::result::{ExecutionResult, HaltReason},
     database::State,
     interpreter::{InstructionResult, Interpreter},
+    primitives::eip7825::TX_GAS_LIMIT_CAP,
     Inspector,
 };
 use revm_inspectors::access_list::AccessListInspector;
@@ -228,10 +231,9 @@ pub(crate) fn prepare<'a>(at: CallEnv<'a>, req: &CallRequest) -> Result<Prepared
     tx.gas_limit = match request.gas {
         // An explicit limit runs as given: the EVM's balance check words any shortfall.
         Some(gas) => gas.min(req.cap()),
-        None => env
-            .block_env
-            .gas_limit
-            .min(req.cap())
+        None => req
+            .cap()
+            .min(osaka_tx_cap(at.spec, &env))
             .min(allowance.bound()?),
     };
     Ok(Prepared {
@@ -240,6 +242,18 @@ pub(crate) fn prepare<'a>(at: CallEnv<'a>, req: &CallRequest) -> Result<Prepared
         tx,
         allowance,
     })
+}
+
+/// The most gas a call without `gas` may have from the protocol: EIP-7825's per-transaction
+/// cap once Osaka is active at the (overridden) block, none before. A call given more still
+/// runs (geth skips the transaction checks for calls), but a default stays under the cap, so
+/// what a call measures is what a transaction could do.
+pub(crate) fn osaka_tx_cap(spec: &ChainSpec, env: &EvmEnv) -> u64 {
+    if spec.is_osaka_active_at_timestamp(env.block_env.timestamp.saturating_to()) {
+        TX_GAS_LIMIT_CAP
+    } else {
+        u64::MAX
+    }
 }
 
 /// Runs `tx` on `db` under `inspector`, without committing.

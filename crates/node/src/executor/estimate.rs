@@ -17,7 +17,7 @@ use revm::{
 };
 
 use super::{
-    call::{prepare, run_tx, CallEnv, CallRequest, Deadline, Prepared},
+    call::{osaka_tx_cap, prepare, run_tx, CallEnv, CallRequest, Deadline, Prepared},
     error::{halt_message, ExecError},
 };
 use crate::constants::{ESTIMATE_GAS_ERROR_RATIO, EVM_CALL_TIMEOUT};
@@ -34,8 +34,12 @@ pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError
         Some(gas) if gas >= TX_GAS => gas,
         _ => prepared.env.block_env.gas_limit,
     };
-    // Limited by what the sender can pay (computed by `prepare`) and by the cap.
-    hi = hi.min(prepared.allowance.bound()?).min(req.cap());
+    // Limited by EIP-7825 from Osaka (geth's estimator), by what the sender can pay
+    // (computed by `prepare`) and by the cap.
+    hi = hi
+        .min(osaka_tx_cap(at.spec, &prepared.env))
+        .min(prepared.allowance.bound()?)
+        .min(req.cap());
 
     let mut search = Search {
         prepared: &mut prepared,

@@ -314,7 +314,9 @@ fn simulate_block(
             other => ExecError::StateOverride(other),
         })?;
     }
+    let tx_cap = super::call::osaka_tx_cap(spec, &env);
     let cfg = &mut env.cfg_env;
+    cfg.tx_gas_limit_cap = Some(u64::MAX);
     cfg.disable_eip3607 = true;
     cfg.disable_nonce_check = !validation;
     cfg.disable_base_fee = !validation;
@@ -359,18 +361,17 @@ fn simulate_block(
             request.nonce = Some(account.map_or(0, |a| a.nonce));
         }
         let left = header.gas_limit.saturating_sub(gas_used);
+        // geth: what is left of the block, within the RPC gas cap; from Osaka also within
+        // EIP-7825's cap, which is not enforced on an explicit gas.
         let gas = request.gas.unwrap_or(if gas_cap == 0 {
-            left
+            left.min(tx_cap)
         } else {
-            left.min(gas_cap)
+            left.min(gas_cap).min(tx_cap)
         });
         if gas > left {
             return Err(SimulateFailure::refused(
                 code::SIM_BLOCK_GAS_LIMIT,
-                format!(
-                    "block gas limit reached: {gas_used} >= {}",
-                    header.gas_limit
-                ),
+                format!("block gas limit reached: remaining: {left}, required: {gas}"),
             ));
         }
         request.gas = Some(gas);

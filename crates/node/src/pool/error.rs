@@ -56,6 +56,14 @@ pub enum PoolError {
     /// Gas limit above the block gas limit: it could never be included.
     #[error("exceeds block gas limit")]
     GasLimit,
+    /// Osaka (EIP-7825): gas limit above the per-transaction cap (geth's wording).
+    #[error("transaction gas limit too high (cap: {cap}, tx: {gas})")]
+    GasLimitTooHigh {
+        /// The protocol cap, 2^24.
+        cap: u64,
+        /// The transaction's gas limit.
+        gas: u64,
+    },
     /// Gas limit below the intrinsic gas.
     #[error("intrinsic gas too low: gas {gas}, minimum needed {needed}")]
     IntrinsicGas {

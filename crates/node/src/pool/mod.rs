@@ -171,6 +171,19 @@ pub struct PoolContent {
     pub queued: BTreeMap<Address, BTreeMap<u64, Arc<PooledTx>>>,
 }
 
+impl PoolContent {
+    fn add(&mut self, addr: Address, s: &inner::SenderTxs) {
+        for (nonce, tx) in &s.txs {
+            let side = if s.is_pending(*nonce) {
+                &mut self.pending
+            } else {
+                &mut self.queued
+            };
+            side.entry(addr).or_default().insert(*nonce, tx.clone());
+        }
+    }
+}
+
 /// The transaction pool: `Send + Sync`, share it through an `Arc`.
 #[derive(Debug)]
 pub struct Pool {
@@ -700,14 +713,17 @@ impl Pool {
         let inner = self.inner.lock();
         let mut content = PoolContent::default();
         for (addr, s) in &inner.senders {
-            for (nonce, tx) in &s.txs {
-                let side = if s.is_pending(*nonce) {
-                    &mut content.pending
-                } else {
-                    &mut content.queued
-                };
-                side.entry(*addr).or_default().insert(*nonce, tx.clone());
-            }
+            content.add(*addr, s);
+        }
+        content
+    }
+
+    /// [`Pool::content`] of one sender (`txpool_contentFrom`).
+    pub fn content_from(&self, sender: Address) -> PoolContent {
+        let inner = self.inner.lock();
+        let mut content = PoolContent::default();
+        if let Some(s) = inner.senders.get(&sender) {
+            content.add(sender, s);
         }
         content
     }

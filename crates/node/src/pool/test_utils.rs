@@ -31,6 +31,7 @@ pub(crate) fn ctx() -> NextBlock {
         gas_limit: 30_000_000,
         shanghai: true,
         prague: true,
+        osaka: true,
     }
 }
 

@@ -126,6 +126,7 @@ fn gas_limit_checks_use_geth_messages() {
     );
     let pre_prague = crate::chain::NextBlock {
         prague: false,
+        osaka: false,
         ..ctx()
     };
     p.add(eip1559(&a, 0, 24_000, 10, 1, data), &state, &pre_prague)
@@ -238,6 +239,7 @@ fn set_code_transactions_need_prague_and_authorizations() {
     let tx = sign(&a, set_code_tx(&a, 1));
     let pre_prague = crate::chain::NextBlock {
         prague: false,
+        osaka: false,
         ..ctx()
     };
     let err = p.add(tx.clone(), &state, &pre_prague).unwrap_err();

@@ -4,7 +4,7 @@
 use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
 use alloy_eips::eip2718::{Decodable2718, Eip2718Error};
 use alloy_primitives::U256;
-use revm::state::AccountInfo;
+use revm::{primitives::eip7825::TX_GAS_LIMIT_CAP, state::AccountInfo};
 
 use super::PoolError;
 use crate::chain::NextBlock;
@@ -130,6 +130,12 @@ pub fn validate_stateless(
     }
     if env.gas_limit() > ctx.gas_limit {
         return Err(PoolError::GasLimit);
+    }
+    if ctx.osaka && env.gas_limit() > TX_GAS_LIMIT_CAP {
+        return Err(PoolError::GasLimitTooHigh {
+            cap: TX_GAS_LIMIT_CAP,
+            gas: env.gas_limit(),
+        });
     }
     if tip_cap(env) > env.max_fee_per_gas() {
         return Err(PoolError::TipAboveFeeCap);

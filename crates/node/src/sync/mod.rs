@@ -157,7 +157,10 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
     match chain.import_with(block, durable) {
         Ok(_) => Ok(Imported::New(number)),
         Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
-        Err(e) => Err(ImportRefusal::Invalid(e)),
+        Err(e) => {
+            chain.record_bad_block(Bytes::copy_from_slice(raw));
+            Err(ImportRefusal::Invalid(e))
+        }
     }
 }
 

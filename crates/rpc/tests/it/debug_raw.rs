@@ -49,12 +49,12 @@ async fn raw_encodings_decode_to_the_served_objects() {
         .request("debug_getRawTransaction", rpc_params![hash])
         .await;
     assert_eq!(tx, raw_tx);
-    let unknown: Bytes = node
+    let unknown: Option<Bytes> = node
         .request("debug_getRawTransaction", rpc_params![B256::repeat_byte(1)])
         .await;
-    assert!(
-        unknown.is_empty(),
-        "geth answers 0x for an unknown transaction"
+    assert_eq!(
+        unknown, None,
+        "geth answers null for an unknown transaction"
     );
 
     let err = node
@@ -299,9 +299,9 @@ async fn geth_tracers_on_transactions_calls_and_blocks() {
     );
 }
 
-/// EIP-7910 on the dev chain: every fork through Prague at genesis, nothing scheduled.
+/// EIP-7910 on the dev chain: every fork through Osaka at genesis, nothing scheduled.
 #[tokio::test]
-async fn eth_config_reports_prague_from_genesis_and_nothing_scheduled() {
+async fn eth_config_reports_osaka_from_genesis_and_nothing_scheduled() {
     let node = TestNode::start().await;
     let config: serde_json::Value = node.request("eth_config", rpc_params![]).await;
     assert_eq!(config["next"], serde_json::Value::Null);
@@ -323,7 +323,12 @@ async fn eth_config_reports_prague_from_genesis_and_nothing_scheduled() {
         current["blobSchedule"],
         serde_json::json!({"baseFeeUpdateFraction": 5007716, "max": 9, "target": 6})
     );
-    assert_eq!(current["precompiles"].as_object().unwrap().len(), 17);
+    // Prague's 17 and Osaka's secp256r1 verifier (EIP-7951).
+    assert_eq!(current["precompiles"].as_object().unwrap().len(), 18);
+    assert_eq!(
+        current["precompiles"]["P256VERIFY"],
+        "0x0000000000000000000000000000000000000100"
+    );
     assert_eq!(
         current["precompiles"]["BLS12_PAIRING_CHECK"],
         "0x000000000000000000000000000000000000000f"

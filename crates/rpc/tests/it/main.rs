@@ -6,6 +6,7 @@ mod common;
 mod connections;
 mod dashboard;
 mod debug_raw;
+mod dev;
 mod ef_blockchain;
 mod exclusions;
 mod fuzz;

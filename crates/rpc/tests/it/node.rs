@@ -106,7 +106,15 @@ async fn get_logs_limits_name_a_smaller_range_to_retry() {
 
 #[tokio::test]
 async fn block_sized_transactions_of_one_sender_do_not_delay_others() {
-    let node = TestNode::start_with(|c| c.block_time = std::time::Duration::from_secs(1)).await;
+    // Before Osaka: EIP-7825 keeps a transaction under 2^24 gas, less than a dev block.
+    let node = TestNode::start_with(|c| {
+        c.block_time = std::time::Duration::from_secs(1);
+        let mut genesis = l2node_node::dev::dev_genesis(1);
+        genesis.config.osaka_time = None;
+        c.spec =
+            std::sync::Arc::new(l2node_node::chainspec::ChainSpec::from_genesis(genesis).unwrap());
+    })
+    .await;
     let limit = l2node_node::constants::DEV_GAS_LIMIT;
     let big = account(1);
     let mut bigs = Vec::new();

@@ -1,0 +1,389 @@
+//! A dev node as anvil and geth --dev users drive it (unlocked dev accounts, the DEV
+//! namespace), the methods of the current execution-apis specification, and Osaka's call gas.
+
+use alloy_consensus::{transaction::SignerRecoverable, TxEnvelope};
+use alloy_eips::eip2718::Decodable2718;
+use alloy_primitives::{Address, Bytes, B256, U256};
+use alloy_signer::Signature;
+use jsonrpsee::{core::client::ClientT, rpc_params};
+use serde_json::{json, Value};
+
+use crate::common::{account, signed_tx, transfer, TestNode};
+
+/// A dev node with its dev accounts unlocked, as `l2node run --dev` starts it.
+async fn dev_node() -> TestNode {
+    TestNode::start_with(|cfg| cfg.rpc.unlocked = l2node_node::dev::dev_accounts()).await
+}
+
+/// The JSON-RPC error of a call that must fail: (code, message).
+async fn error_of(node: &TestNode, method: &str, params: Value) -> (i32, String) {
+    let params: Vec<Value> = serde_json::from_value(params).unwrap();
+    let mut array = jsonrpsee::core::params::ArrayParams::new();
+    for p in params {
+        array.insert(p).unwrap();
+    }
+    match node.http.request::<Value, _>(method, array).await {
+        Ok(v) => panic!("{method} answered {v}"),
+        Err(jsonrpsee::core::client::Error::Call(e)) => (e.code(), e.message().to_owned()),
+        Err(e) => panic!("{method}: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn unlocked_dev_accounts_send_and_sign_with_karma_aware_fees() {
+    let node = dev_node().await;
+    let from = account(0).address();
+    let accounts: Vec<Address> = node.request("eth_accounts", rpc_params![]).await;
+    assert_eq!(accounts.len(), 10);
+    assert_eq!(accounts[0], from);
+
+    // No gas, fees or nonce: the node fills them, and a Karma holder with quota sends free.
+    let hash: B256 = node
+        .request(
+            "eth_sendTransaction",
+            rpc_params![json!({"from": from, "to": Address::repeat_byte(7), "value": "0x5"})],
+        )
+        .await;
+    let receipt = node.wait_receipt(hash).await;
+    assert_eq!(receipt["status"], "0x1");
+    assert_eq!(receipt["effectiveGasPrice"], "0x0");
+
+    // eth_signTransaction: the EIP-2718 encoding, signed by `from`, with the next nonce.
+    let raw: Bytes = node
+        .request(
+            "eth_signTransaction",
+            rpc_params![json!({"from": from, "to": Address::repeat_byte(7)})],
+        )
+        .await;
+    let tx = TxEnvelope::decode_2718(&mut raw.as_ref()).unwrap();
+    assert_eq!(tx.recover_signer().unwrap(), from);
+    assert_eq!(alloy_consensus::Transaction::nonce(&tx), 1);
+
+    // eth_fillTransaction: unsigned, geth's {raw, tx}.
+    let filled: Value = node
+        .request(
+            "eth_fillTransaction",
+            rpc_params![json!({"from": from, "to": Address::repeat_byte(7)})],
+        )
+        .await;
+    assert_eq!(filled["tx"]["nonce"], "0x1");
+    assert_eq!(filled["tx"]["gas"], "0x5208");
+    assert_eq!(filled["tx"]["r"], "0x0");
+
+    // eth_sign: EIP-191, recoverable to the account.
+    let sig: Bytes = node
+        .request("eth_sign", rpc_params![from, "0xdeadbeef"])
+        .await;
+    let sig = Signature::try_from(sig.as_ref()).unwrap();
+    let signer = sig
+        .recover_address_from_msg([0xde, 0xad, 0xbe, 0xef])
+        .unwrap();
+    assert_eq!(signer, from);
+
+    // An account the node does not hold.
+    let stranger = Address::repeat_byte(0x99);
+    let (code, message) = error_of(
+        &node,
+        "eth_sendTransaction",
+        json!([{"from": stranger, "to": stranger}]),
+    )
+    .await;
+    assert_eq!(code, -32000);
+    assert!(message.starts_with("unknown account"), "{message}");
+    assert!(message.contains("eth_accounts"), "{message}");
+}
+
+#[tokio::test]
+async fn a_node_without_dev_accounts_holds_no_keys() {
+    let node = TestNode::start().await;
+    let accounts: Vec<Address> = node.request("eth_accounts", rpc_params![]).await;
+    assert!(accounts.is_empty());
+    let (code, message) = error_of(&node, "eth_sign", json!([account(0).address(), "0x01"])).await;
+    assert_eq!(code, -32000);
+    assert!(message.contains("eth_sendRawTransaction"), "{message}");
+}
+
+#[tokio::test]
+async fn evm_mine_and_the_clock_stamp_blocks_and_cheats_are_refused() {
+    let node = dev_node().await;
+    let head: Value = node
+        .request("eth_getBlockByNumber", rpc_params!["latest", false])
+        .await;
+    let head_time = u64::from_str_radix(
+        head["timestamp"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    // An empty block on request (the node mines only on transactions otherwise).
+    let answer: String = node.request("evm_mine", rpc_params![]).await;
+    assert_eq!(answer, "0x0");
+    assert_eq!(node.block_number().await, 1);
+
+    let at = head_time.max(now()) + 10_000;
+    let _: Value = node
+        .request("evm_setNextBlockTimestamp", rpc_params![at])
+        .await;
+    let _: String = node
+        .request("evm_mine", rpc_params![json!({"blocks": 2})])
+        .await;
+    assert_eq!(node.block_number().await, 3);
+    let stamped: Value = node
+        .request("eth_getBlockByNumber", rpc_params!["0x2", false])
+        .await;
+    assert_eq!(stamped["timestamp"], format!("{at:#x}"));
+    // The clock continues from there.
+    let next: Value = node
+        .request("eth_getBlockByNumber", rpc_params!["0x3", false])
+        .await;
+    let t3 = u64::from_str_radix(
+        next["timestamp"].as_str().unwrap().trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    assert!(t3 > at && t3 < at + 60, "{t3} after {at}");
+
+    let offset: i64 = node.request("evm_increaseTime", rpc_params!["0xe10"]).await;
+    assert!(offset >= 3600, "{offset}");
+
+    let (code, message) = error_of(&node, "evm_setNextBlockTimestamp", json!([at])).await;
+    assert_eq!(code, -32602);
+    assert!(message.contains("lower than or equal to previous block's timestamp"));
+
+    let (code, message) = error_of(
+        &node,
+        "anvil_setBalance",
+        json!([account(1).address(), "0x1"]),
+    )
+    .await;
+    assert_eq!(code, -32601);
+    assert!(message.contains("outside a block"), "{message}");
+    let (_, message) = error_of(&node, "anvil_mine", json!([])).await;
+    assert!(message.contains("use evm_mine"), "{message}");
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Code that returns the gas left at its first instruction (GAS, MSTORE, RETURN 32 bytes).
+const GAS_LEFT: &str = "0x5a60005260206000f3";
+
+#[tokio::test]
+async fn osaka_calls_without_gas_stay_under_the_transaction_cap() {
+    let node = TestNode::start().await;
+    let target = Address::repeat_byte(0x55);
+    let overrides = json!({ target.to_string(): { "code": GAS_LEFT } });
+    let cap = 16_777_216u64;
+    let left = |out: &str| U256::from_str_radix(out.trim_start_matches("0x"), 16).unwrap();
+
+    let out: String = node
+        .request(
+            "eth_call",
+            rpc_params![json!({"to": target}), "latest", overrides.clone()],
+        )
+        .await;
+    assert!(left(&out) < U256::from(cap), "{out}");
+    // An explicit gas above the cap runs as given (geth skips the check for calls).
+    let out: String = node
+        .request(
+            "eth_call",
+            rpc_params![
+                json!({"to": target, "gas": "0x1c9c380"}),
+                "latest",
+                overrides.clone()
+            ],
+        )
+        .await;
+    assert!(left(&out) > U256::from(cap), "{out}");
+
+    // eth_simulateV1 without gas: runs, under the cap.
+    let sim: Value = node
+        .request(
+            "eth_simulateV1",
+            rpc_params![
+                json!({"blockStateCalls": [{"stateOverrides": overrides, "calls": [{"to": target}]}]}),
+                "latest"
+            ],
+        )
+        .await;
+    let call = &sim[0]["calls"][0];
+    assert_eq!(call["status"], "0x1", "{call}");
+    assert!(left(call["returnData"].as_str().unwrap()) < U256::from(cap));
+
+    // The pool refuses a transaction over the cap with geth's words.
+    let raw = signed_tx(
+        &account(0),
+        0,
+        alloy_primitives::TxKind::Call(target),
+        U256::ZERO,
+        Bytes::new(),
+        cap + 1,
+    );
+    let (code, message) = error_of(&node, "eth_sendRawTransaction", json!([raw])).await;
+    assert_eq!(code, -32000);
+    assert_eq!(
+        message,
+        format!(
+            "transaction gas limit too high (cap: {cap}, tx: {})",
+            cap + 1
+        )
+    );
+}
+
+#[tokio::test]
+async fn execution_apis_methods_answer_as_the_specification() {
+    let node = TestNode::start().await;
+    let me = account(0);
+    let hash: B256 = node
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&me, 0, Address::repeat_byte(1), 1)],
+        )
+        .await;
+    node.wait_receipt(hash).await;
+
+    // eth_getStorageValues: short slot forms, lowercase addresses, capped.
+    let karma = l2node_node::constants::DEV_KARMA_ADDRESS;
+    let values: Value = node
+        .request(
+            "eth_getStorageValues",
+            rpc_params![
+                json!({ karma.to_string(): ["0x0", "0x1"], me.address().to_string(): ["0x0"] })
+            ],
+        )
+        .await;
+    assert_eq!(values[format!("{karma:#x}")].as_array().unwrap().len(), 2);
+    assert_eq!(
+        values[format!("{:#x}", me.address())][0],
+        format!("{:#x}", B256::ZERO)
+    );
+    let slots: Vec<String> = (0..1025).map(|i| format!("{i:#x}")).collect();
+    let (code, message) = error_of(
+        &node,
+        "eth_getStorageValues",
+        json!([{ karma.to_string(): slots }]),
+    )
+    .await;
+    assert_eq!(code, -32602);
+    assert!(
+        message.starts_with("too many slots (max 1024)"),
+        "{message}"
+    );
+    let (code, _) = error_of(&node, "eth_getStorageValues", json!([{}])).await;
+    assert_eq!(code, -32602);
+
+    let base_fee: String = node.request("eth_baseFee", rpc_params![]).await;
+    assert_eq!(base_fee, "0x0");
+    let caps: Value = node.request("eth_capabilities", rpc_params![]).await;
+    assert_eq!(caps["head"]["number"], "0x1");
+    for kind in ["state", "tx", "logs", "receipts", "blocks", "stateproofs"] {
+        assert_eq!(
+            caps[kind],
+            json!({"disabled": false, "oldestBlock": "0x0"}),
+            "{kind}"
+        );
+    }
+
+    // eth_getProof: the block defaults to latest; a short key is echoed as a quantity.
+    let proof: Value = node
+        .request("eth_getProof", rpc_params![karma, ["0x1"]])
+        .await;
+    assert_eq!(proof["storageProof"][0]["key"], "0x1");
+
+    // eth_getLogs past the head: geth's refusal.
+    let (code, message) = error_of(
+        &node,
+        "eth_getLogs",
+        json!([{"fromBlock": "0x0", "toBlock": "0x10"}]),
+    )
+    .await;
+    assert_eq!(
+        (code, message.as_str()),
+        (-32602, "block range extends beyond current head block")
+    );
+
+    // An unknown transaction: null.
+    let raw: Value = node
+        .request("debug_getRawTransaction", rpc_params![B256::repeat_byte(9)])
+        .await;
+    assert!(raw.is_null());
+
+    // A queued transaction (nonce gap): txpool_contentFrom and txpool_inspect show it, and
+    // eth_sendRawTransactionSync times out on it with code 4 and the hash.
+    let gap = transfer(&me, 5, Address::repeat_byte(2), 3);
+    let (code, message, data) = match node
+        .http
+        .request::<Value, _>("eth_sendRawTransactionSync", rpc_params![gap, 200])
+        .await
+    {
+        Err(jsonrpsee::core::client::Error::Call(e)) => (
+            e.code(),
+            e.message().to_owned(),
+            e.data().map(|d| d.get().to_owned()),
+        ),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(code, 4);
+    assert!(message.contains("wasn't processed in 0.2s"), "{message}");
+    let content: Value = node
+        .request("txpool_contentFrom", rpc_params![me.address()])
+        .await;
+    let queued = &content["queued"]["5"];
+    assert_eq!(
+        data,
+        Some(format!("\"{}\"", queued["hash"].as_str().unwrap()))
+    );
+    assert_eq!(content["pending"], json!({}));
+    let inspect: Value = node.request("txpool_inspect", rpc_params![]).await;
+    assert_eq!(
+        inspect["queued"][me.address().to_checksum(None)]["5"],
+        format!(
+            "{}: 3 wei + 21000 gas \u{d7} 1000000000 wei",
+            Address::repeat_byte(2).to_checksum(None)
+        )
+    );
+
+    // eth_sendRawTransactionSync: the receipt of a transaction that is mined.
+    let receipt: Value = node
+        .request(
+            "eth_sendRawTransactionSync",
+            rpc_params![transfer(&me, 1, Address::repeat_byte(1), 1)],
+        )
+        .await;
+    assert_eq!(receipt["status"], "0x1");
+}
+
+#[tokio::test]
+async fn refused_blocks_are_kept_for_debug_get_bad_blocks() {
+    let node = TestNode::start().await;
+    let receipt: Value = node
+        .request(
+            "eth_sendRawTransactionSync",
+            rpc_params![transfer(&account(0), 0, Address::repeat_byte(1), 1)],
+        )
+        .await;
+    assert_eq!(receipt["blockNumber"], "0x1");
+    let raw: Bytes = node.request("debug_getRawBlock", rpc_params!["0x1"]).await;
+    // Block 1 again, as block 2 of the chain: the wrong parent and number.
+    let mut block: alloy_consensus::Block<TxEnvelope> =
+        alloy_rlp::Decodable::decode(&mut raw.as_ref()).unwrap();
+    let chain = node.handle.as_ref().unwrap().chain.clone();
+    block.header.parent_hash = chain.head().hash;
+    block.header.number = 2;
+    let bad = alloy_rlp::encode(&block);
+    assert!(l2node_node::sync::import_raw(&chain, &bad).is_err());
+    let bad_blocks: Value = node.request("debug_getBadBlocks", rpc_params![]).await;
+    assert_eq!(bad_blocks.as_array().unwrap().len(), 1);
+    assert_eq!(
+        bad_blocks[0]["hash"],
+        format!("{:#x}", block.header.hash_slow())
+    );
+    assert_eq!(bad_blocks[0]["block"]["number"], "0x2");
+    assert_eq!(
+        bad_blocks[0]["rlp"],
+        format!("0x{}", alloy_primitives::hex::encode(&bad))
+    );
+}
