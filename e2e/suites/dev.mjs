@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
-import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, http, parseEther } from 'viem';
+import { createPublicClient, createWalletClient, defineChain, encodeDeployData, http, parseEther } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ContractFactory, JsonRpcProvider, verifyTypedData } from 'ethers';
 import { makeHarness, rawRpc, sleep } from '../lib/harness.mjs';
@@ -55,12 +55,12 @@ await test('cast send --unlocked from a Karma holder is mined on the gasless pat
   assert.ok(BigInt(receipt.effectiveGasPrice) < THRESHOLD, `effectiveGasPrice ${receipt.effectiveGasPrice}`);
 });
 
-await test('eth_sendTransaction without fees or nonce is filled gasless (Karma-aware)', async () => {
+await test('eth_sendTransaction without fees or nonce is filled on the gasless path', async () => {
   const res = await rpc('eth_sendTransaction', [{ from: accounts[3].address, to: accounts[4].address, value: '0x2' }]);
   assert.ok(res.result, JSON.stringify(res.error));
   const receipt = await pub.waitForTransactionReceipt({ hash: res.result, timeout: TX_TIMEOUT, pollingInterval: POLL });
   assert.equal(receipt.status, 'success');
-  assert.equal(receipt.effectiveGasPrice, 0n);
+  assert.ok(receipt.effectiveGasPrice < THRESHOLD, `effectiveGasPrice ${receipt.effectiveGasPrice}`);
 });
 
 await test('ethers provider.getSigner() deploys a contract', async () => {
@@ -107,7 +107,7 @@ await test('viem simulateCalls (eth_simulateV1) runs calls without gas on an Osa
     account,
     calls: [
       { to: accounts[1].address, value: parseEther('1') },
-      { data: bytecode },
+      { data: encodeDeployData({ abi, bytecode, args: [5n] }) },
     ],
   });
   assert.equal(results.length, 2);

@@ -12,7 +12,7 @@ use alloy_consensus::{transaction::Recovered, TxEnvelope, TypedTransaction};
 use alloy_dyn_abi::TypedData;
 use alloy_eips::Encodable2718;
 use alloy_network::TxSignerSync;
-use alloy_primitives::{Address, Bytes, Signature, B256, U256};
+use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
 use alloy_rpc_types_eth::TransactionRequest;
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
@@ -22,6 +22,7 @@ use l2node_api::{
     DevApiServer,
 };
 use l2node_node::chain::Chain;
+use l2node_node::executor::{self, CallRequest};
 use l2node_node::miner::MineTrigger;
 use l2node_storage::StateReader;
 
@@ -55,9 +56,11 @@ impl EthRpc {
     }
 
     /// `request` with what it leaves out filled as `eth_sendTransaction` sends it: the chain
-    /// id, the nonce (pooled transactions included), the gas (eth_estimateGas) and the fee
-    /// fields of the sender's Karma state (`l2_estimateGas`: zero within the gasless quota, the
-    /// premium fee after it). A `gasPrice` makes a legacy transaction, as geth.
+    /// id, the nonce (pooled transactions included), the gas (eth_estimateGas) and the fees
+    /// the node suggests to every wallet (`eth_maxPriorityFeePerGas` on top of twice the next
+    /// base fee, as geth): free for a Karma holder within quota. A sender on the premium path
+    /// is refused when sending, with what to pay: the node never fills a premium fee the caller
+    /// did not ask for (`l2_estimateGas` quotes it). A `gasPrice` makes a legacy transaction.
     pub(super) async fn fill(
         &self,
         mut request: TransactionRequest,
@@ -85,6 +88,8 @@ impl EthRpc {
             }
             _ => request.chain_id = Some(chain_id),
         }
+        // No `to`: a creation (alloy's builder wants it said).
+        request.to.get_or_insert(TxKind::Create);
         if request.nonce.is_none() {
             let nonce = match self.pool.pending_nonce(from) {
                 Some(n) => n,
@@ -99,21 +104,23 @@ impl EthRpc {
             };
             request.nonce = Some(nonce);
         }
-        let legacy = request.gas_price.is_some();
-        let fees_given = legacy
-            || (request.max_fee_per_gas.is_some() && request.max_priority_fee_per_gas.is_some());
-        if request.gas.is_none() || !fees_given {
-            let estimate = self.l2_estimate(request.clone(), None, None).await?;
-            request.gas.get_or_insert(estimate.gas_limit.to());
-            if !legacy {
-                let tip = *request
-                    .max_priority_fee_per_gas
-                    .get_or_insert(estimate.priority_fee_per_gas.saturating_to());
-                let base: u128 = estimate.base_fee_per_gas.saturating_to();
-                request
-                    .max_fee_per_gas
-                    .get_or_insert(base.saturating_mul(2).saturating_add(tip));
-            }
+        if request.gas_price.is_none() {
+            let tip = match request.max_priority_fee_per_gas {
+                Some(tip) => tip,
+                None => self.suggested_tip().await?,
+            };
+            request.max_priority_fee_per_gas = Some(tip);
+            let base = u128::from(self.chain.next_block().base_fee);
+            request
+                .max_fee_per_gas
+                .get_or_insert(base.saturating_mul(2).saturating_add(tip));
+        }
+        if request.gas.is_none() {
+            let call = CallRequest::new(request.clone(), self.cfg.gas_cap);
+            let gas = self
+                .evm_call(None, move |at| Ok(executor::estimate_gas(at, &call)?))
+                .await?;
+            request.gas = Some(gas);
         }
         request.build_typed_tx().map_err(|_| {
             RpcError::InvalidParams(

@@ -28,7 +28,7 @@ use l2node_trie::state::DenyReason;
 impl EthRpc {
     /// One `l2_estimateGas`: the gas limit of eth_estimateGas, then the fee fields of the
     /// sender's Karma state at the next block.
-    pub(super) async fn l2_estimate(
+    async fn l2_estimate(
         &self,
         call: TransactionRequest,
         block: Option<BlockId>,

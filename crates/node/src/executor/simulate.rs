@@ -454,8 +454,10 @@ fn simulate_block(
 
 /// The call as a transaction with a zero signature (what geth returns for simulated calls).
 fn unsigned_envelope(
-    request: alloy_rpc_types_eth::TransactionRequest,
+    mut request: alloy_rpc_types_eth::TransactionRequest,
 ) -> Result<TxEnvelope, SimulateFailure> {
+    // No `to`: a creation (alloy's builder wants it said).
+    request.to.get_or_insert(alloy_primitives::TxKind::Create);
     let typed: TypedTransaction = request.build_typed_tx().map_err(|_| {
         SimulateFailure::refused(
             code::INVALID_PARAMS,
