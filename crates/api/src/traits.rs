@@ -54,8 +54,8 @@ declare_api! {
         /// holds no user keys).
         #[method(name = "eth_accounts")]
         async fn accounts(&self) -> RpcResult<Vec<Address>>;
-        /// Fills, signs with an unlocked account (`--dev` only) and sends a transaction; the
-        /// fee fields follow the sender's Karma state, as `l2_estimateGas` gives them.
+        /// Fills (as `eth_fillTransaction`), signs with an unlocked account (`--dev` only) and
+        /// sends a transaction.
         #[method(name = "eth_sendTransaction")]
         async fn send_transaction(&self, transaction: TransactionRequest) -> RpcResult<B256>;
         /// Fills and signs a transaction with an unlocked account (`--dev` only), without

@@ -56,11 +56,10 @@ impl EthRpc {
     }
 
     /// `request` with what it leaves out filled as `eth_sendTransaction` sends it: the chain
-    /// id, the nonce (pooled transactions included), the gas (eth_estimateGas) and the fees
-    /// the node suggests to every wallet (`eth_maxPriorityFeePerGas` on top of twice the next
-    /// base fee, as geth): free for a Karma holder within quota. A sender on the premium path
-    /// is refused when sending, with what to pay: the node never fills a premium fee the caller
-    /// did not ask for (`l2_estimateGas` quotes it). A `gasPrice` makes a legacy transaction.
+    /// id, the nonce (pooled transactions included), the gas (eth_estimateGas), and the fees:
+    /// twice the next base fee plus [`EthRpc::fill_tip`] (free for a Karma holder within quota;
+    /// a sender on the premium path is told what to pay, never charged it unasked). A
+    /// `gasPrice` makes a legacy transaction, as geth.
     pub(super) async fn fill(
         &self,
         mut request: TransactionRequest,
@@ -104,23 +103,23 @@ impl EthRpc {
             };
             request.nonce = Some(nonce);
         }
-        if request.gas_price.is_none() {
-            let tip = match request.max_priority_fee_per_gas {
-                Some(tip) => tip,
-                None => self.suggested_tip().await?,
-            };
-            request.max_priority_fee_per_gas = Some(tip);
-            let base = u128::from(self.chain.next_block().base_fee);
-            request
-                .max_fee_per_gas
-                .get_or_insert(base.saturating_mul(2).saturating_add(tip));
-        }
         if request.gas.is_none() {
             let call = CallRequest::new(request.clone(), self.cfg.gas_cap);
             let gas = self
                 .evm_call(None, move |at| Ok(executor::estimate_gas(at, &call)?))
                 .await?;
             request.gas = Some(gas);
+        }
+        if request.gas_price.is_none() {
+            let tip = match request.max_priority_fee_per_gas {
+                Some(tip) => tip,
+                None => self.fill_tip(from, request.gas.unwrap_or_default()).await?,
+            };
+            request.max_priority_fee_per_gas = Some(tip);
+            let base = u128::from(self.chain.next_block().base_fee);
+            request
+                .max_fee_per_gas
+                .get_or_insert(base.saturating_mul(2).saturating_add(tip));
         }
         request.build_typed_tx().map_err(|_| {
             RpcError::InvalidParams(

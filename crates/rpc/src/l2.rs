@@ -20,8 +20,9 @@ use l2node_node::chain::{Chain, NextBlock};
 use l2node_node::exclusions::Stage;
 use l2node_node::executor::{self, CallRequest};
 use l2node_node::fees::premium::PremiumQuote;
-use l2node_node::karma::{policy, Karma, SenderStatus};
+use l2node_node::karma::{policy, Karma, KarmaError, SenderStatus};
 use l2node_node::pool::Pool;
+use l2node_node::pool::PoolError;
 use l2node_storage::StateReader;
 use l2node_trie::state::DenyReason;
 
@@ -80,6 +81,30 @@ impl EthRpc {
     }
 }
 
+/// Whether a free transaction of `gas` from `from` would be admitted in the next block (pooled
+/// transactions included); the refusal says what to pay when not. Also the sender's nonce
+/// (pooled transactions included) and the state read for it.
+fn gasless_admission(
+    chain: &Chain,
+    pool: &Pool,
+    karma: &Karma,
+    next: &NextBlock,
+    from: Address,
+    gas: u64,
+) -> RpcResult<Result<(), KarmaError>> {
+    let state = chain.storage().state_at(Some(next.parent.header.number))?;
+    let status = karma.status_next(
+        &state,
+        next.parent.header.number,
+        next.parent.hash,
+        next.timestamp,
+        from,
+    )?;
+    let pending = pool.pending_units(&from, next.base_fee);
+    let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
+    Ok(karma.admit_units(&status, pending, false, units))
+}
+
 /// The priority fee of a transaction of `gas` from `from` in the next block: 0 when a free
 /// transaction of that gas would be admitted now (pool included), else the premium fee.
 fn karma_priority_fee(
@@ -91,22 +116,16 @@ fn karma_priority_fee(
     from: Address,
     gas: u64,
 ) -> RpcResult<u128> {
-    let state = chain.storage().state_at(Some(next.parent.header.number))?;
-    let status = karma.status_next(
-        &state,
-        next.parent.header.number,
-        next.parent.hash,
-        next.timestamp,
-        from,
-    )?;
-    let pending = pool.pending_units(&from, next.base_fee);
-    let units = policy::quota_units(gas, karma.ledger().config().quota_unit_gas);
-    if karma.admit_units(&status, pending, false, units).is_ok() {
+    if gasless_admission(chain, pool, karma, next, from, gas)?.is_ok() {
         return Ok(0);
     }
     let nonce = match pool.pending_nonce(from) {
         Some(n) => n,
-        None => state.account(from)?.map_or(0, |a| a.nonce),
+        None => chain
+            .storage()
+            .state_at(Some(next.parent.header.number))?
+            .account(from)?
+            .map_or(0, |a| a.nonce),
     };
     let quote = PremiumQuote {
         karma: karma.ledger().config(),
@@ -114,6 +133,27 @@ fn karma_priority_fee(
         chain_id: next.chain_id,
     };
     Ok(quote.priority_fee(call, from, nonce, gas))
+}
+
+impl EthRpc {
+    /// The tip a filled transaction (`eth_fillTransaction`, `eth_sendTransaction`) gets when the
+    /// caller named none: on a Karma chain 0 while the sender's free path is open, and the
+    /// Karma refusal (what to pay) otherwise: the node never fills a premium fee nobody asked
+    /// for, so viem (which fills through `eth_fillTransaction`) falls back to the chain's own
+    /// fee estimator or tells its user. Elsewhere the oracle's suggestion.
+    pub(super) async fn fill_tip(&self, from: Address, gas: u64) -> RpcResult<u128> {
+        let Some(karma) = self.pool.karma().cloned() else {
+            return self.suggested_tip().await;
+        };
+        let (chain, pool) = (self.chain.clone(), self.pool.clone());
+        self.bounded(move || {
+            let next = chain.next_block();
+            gasless_admission(&chain, &pool, &karma, &next, from, gas)?
+                .map_err(|refusal| RpcError::Pool(PoolError::Karma(refusal)))?;
+            Ok(0)
+        })
+        .await
+    }
 }
 
 impl EthRpc {

@@ -151,6 +151,49 @@ fn blocks_built_across_fork_transitions_import_into_a_fresh_chain() {
     assert!(headers[3].requests_hash.is_none() && headers[4].requests_hash.is_some());
 }
 
+/// Osaka's rules inside blocks the sequencer builds and a fresh chain imports: the creation
+/// runs CLZ (EIP-7939, an invalid opcode before Osaka) and calls modexp with a 1025-byte base,
+/// which EIP-7823 refuses; both results are stored, and the follower computes the same root.
+#[test]
+fn osaka_rules_run_in_built_blocks_that_import() {
+    let spec = dev();
+    let sender = &dev_accounts()[0];
+    let init = alloy_primitives::hex!(
+        // sstore(0, clz(1))
+        "6001" "1e" "6000" "55"
+        // modexp header: base length 1025, exponent and modulus length 1
+        "610401" "6000" "52" "6001" "6020" "52" "6001" "6040" "52"
+        // sstore(1, staticcall(gas, 0x05, 0, 1123, 0, 0))
+        "6000" "6000" "610463" "6000" "6005" "5a" "fa" "6001" "55"
+        "00"
+    );
+    let create = sign(
+        sender,
+        TxLegacy {
+            chain_id: Some(spec.chain_id),
+            nonce: 0,
+            gas_limit: 1_000_000,
+            gas_price: 0,
+            to: TxKind::Create,
+            input: init.to_vec().into(),
+            ..Default::default()
+        },
+    );
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let miner = open(a.path(), &spec).unwrap();
+    let block = mine(&miner, vec![create]);
+    let follower = open(b.path(), &spec).unwrap();
+    assert_eq!(follower.import(as_block(block)).unwrap(), miner.head().hash);
+    let contract = sender.address().create(0);
+    let state = follower.storage().state_at(None).unwrap();
+    use l2node_storage::StateReader;
+    assert_eq!(
+        state.storage(contract, U256::ZERO).unwrap(),
+        U256::from(255)
+    );
+    assert_eq!(state.storage(contract, U256::from(1)).unwrap(), U256::ZERO);
+}
+
 /// Block 1 of a dev chain with `tamper` applied to its header and re-sealed by the dev sequencer,
 /// imported into a fresh chain: the error, which must name `field`; nothing of it is stored.
 fn import_tampered(tamper: impl FnOnce(&mut Header), field: &str) -> String {
