@@ -175,23 +175,46 @@ async fn flush_exclusions(exclusions: Arc<Exclusions>) {
 }
 
 /// On a node that does not seal (a follower), keeps the pool in step with the blocks it
-/// imports: mined transactions leave, newly invalid ones are dropped.
+/// imports: mined transactions leave, newly invalid ones are dropped, and the transactions of
+/// blocks a reorganisation took back return unless the new chain holds them (geth's pool
+/// reset).
 async fn follow_pool(chain: Arc<Chain>, pool: Arc<Pool>) {
+    use tokio::sync::broadcast::error::RecvError;
     let mut blocks = chain.subscribe();
+    let mut reorgs = chain.subscribe_reorgs();
     loop {
-        match blocks.recv().await {
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
+        let returned = tokio::select! {
+            reorg = reorgs.recv() => match reorg {
+                Ok(r) => Some(r),
+                Err(RecvError::Lagged(_)) => None,
+                Err(RecvError::Closed) => return,
+            },
+            block = blocks.recv() => match block {
+                Ok(_) | Err(RecvError::Lagged(_)) => None,
+                Err(RecvError::Closed) => return,
+            },
+        };
         // Blocks that arrived meanwhile are covered by one pass.
         while blocks.try_recv().is_ok() {}
-        if pool.status() == (0, 0) {
+        if returned.is_none() && pool.status() == (0, 0) {
             continue;
         }
         let (chain, pool) = (chain.clone(), pool.clone());
         let done = tokio::task::spawn_blocking(move || {
             let state = chain.storage().state_at(None)?;
-            pool.on_new_block(&state, &chain.next_block());
+            let next = chain.next_block();
+            for (block, _) in returned.iter().flat_map(|r| r.removed.iter()) {
+                for (tx, sender) in block.body.transactions.iter().zip(&block.senders) {
+                    if chain.storage().tx_location(tx.tx_hash())?.is_some() {
+                        continue;
+                    }
+                    let tx =
+                        alloy_consensus::transaction::Recovered::new_unchecked(tx.clone(), *sender);
+                    // Invalid on the new chain (a nonce it used): dropped, as geth does.
+                    let _ = pool.add(tx, &state, &next);
+                }
+            }
+            pool.on_new_block(&state, &next);
             Ok::<_, StorageError>(())
         })
         .await;

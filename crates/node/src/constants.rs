@@ -263,6 +263,16 @@ pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3", "l2"];
 /// no `Origin` (every non-browser client) are not affected; `"*"` allows every origin.
 pub const DEFAULT_RPC_WS_ORIGINS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
+/// Deepest reorganisation import follows (blocks taken back from the head): a competing chain
+/// that forks deeper is kept but never followed, so no peer can make the node unwind a long
+/// stretch of history. A Clique L2 with one sequencer reorganises only if that sequencer
+/// equivocates, by a block or two; this leaves ample room.
+pub const MAX_REORG_DEPTH: u64 = 128;
+
+/// Most competing blocks kept in memory (the lowest go first): room for a few competing
+/// chains up to [`MAX_REORG_DEPTH`] long, bounded whatever peers send.
+pub const MAX_SIDE_BLOCKS: usize = 512;
+
 /// Most refused blocks kept in memory for `debug_getBadBlocks` (geth's `badBlockToKeep`):
 /// enough to see what a misbehaving peer sent, bounded whatever it sends.
 pub const BAD_BLOCKS_KEPT: usize = 10;

@@ -19,7 +19,7 @@ use tokio::sync::{
 };
 
 use super::{convert, error::RpcError};
-use l2node_node::chain::Chain;
+use l2node_node::chain::{Chain, NewBlock, Reorg};
 use l2node_node::logs::collect_block_logs;
 use l2node_node::p2p::NetStatus;
 use l2node_node::pool::Pool;
@@ -92,19 +92,9 @@ impl EthPubSubApiServer for PubSubRpc {
                         }
                     },
                 };
-                let rx = self.chain.subscribe();
+                let (blocks, reorgs) = (self.chain.subscribe(), self.chain.subscribe_reorgs());
                 let sink = pending.accept().await?;
-                tokio::spawn(forward(
-                    sink,
-                    rx,
-                    move |b: Arc<l2node_node::chain::NewBlock>| {
-                        let mut out = Vec::new();
-                        if filter.matches_bloom(b.block.header.logs_bloom) {
-                            collect_block_logs(&filter, &b.block, &b.receipts, &mut out);
-                        }
-                        out
-                    },
-                ));
+                tokio::spawn(forward_logs(sink, blocks, reorgs, filter));
             }
             "newPendingTransactions" => {
                 let rx = self.pool.subscribe();
@@ -157,6 +147,56 @@ async fn forward_sync(
                 if sink.send(msg).await.is_err() {
                     return;
                 }
+            }
+        }
+    }
+}
+
+/// The `logs` subscription: each matching log of each new block, and, when a reorganisation
+/// takes blocks back, their matching logs again with `removed: true` (oldest block first, as
+/// geth), before the logs of the blocks that replace them.
+async fn forward_logs(
+    sink: SubscriptionSink,
+    mut blocks: broadcast::Receiver<Arc<NewBlock>>,
+    mut reorgs: broadcast::Receiver<Arc<Reorg>>,
+    filter: Filter,
+) {
+    let matching = |block: &l2node_storage::StoredBlock, receipts: &[_], out: &mut Vec<_>| {
+        if filter.matches_bloom(block.header.logs_bloom) {
+            collect_block_logs(&filter, block, receipts, out);
+        }
+    };
+    loop {
+        let mut logs = Vec::new();
+        // Biased: a reorganisation is announced before the new chain's blocks, and its
+        // removals must reach the client first.
+        let received = tokio::select! {
+            biased;
+            _ = sink.closed() => return,
+            reorg = reorgs.recv() => reorg.map(|r| {
+                for (block, receipts) in &r.removed {
+                    matching(block, receipts, &mut logs);
+                }
+                logs.iter_mut().for_each(|l| l.removed = true);
+            }),
+            block = blocks.recv() => block.map(|b| matching(&b.block, &b.receipts, &mut logs)),
+        };
+        match received {
+            Ok(()) => {}
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!(target: "l2node::rpc", subscription = ?sink.subscription_id(), missed = n, "closing subscription: the client fell too far behind");
+                return;
+            }
+            Err(RecvError::Closed) => return,
+        }
+        for log in logs {
+            let Ok(msg) =
+                SubscriptionMessage::new(sink.method_name(), sink.subscription_id(), &log)
+            else {
+                continue;
+            };
+            if sink.send(msg).await.is_err() {
+                return;
             }
         }
     }

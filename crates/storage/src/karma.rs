@@ -81,6 +81,29 @@ pub(super) fn write_delta(
     Ok(())
 }
 
+/// Removes what [`write_delta`] wrote for block `number` (the same `delta`).
+pub(super) fn remove_delta(
+    tx: &WriteTransaction,
+    number: u64,
+    delta: &KarmaDelta,
+) -> Result<(), StorageError> {
+    if delta.is_empty() {
+        return Ok(());
+    }
+    let mut usage = tx.open_table(KARMA_USAGE)?;
+    for (sender, epoch, _) in &delta.usage {
+        usage.remove(codec::with_block(&usage_prefix(sender, *epoch), number).as_slice())?;
+    }
+    let mut deny = tx.open_table(KARMA_DENY)?;
+    for (sender, _) in &delta.deny {
+        deny.remove(codec::with_block(sender.as_slice(), number).as_slice())?;
+    }
+    if delta.tiers.is_some() {
+        tx.open_table(KARMA_TIERS)?.remove(number)?;
+    }
+    Ok(())
+}
+
 /// One raw ledger record: table, key, value.
 pub type LedgerRecord = (&'static str, Vec<u8>, Vec<u8>);
 

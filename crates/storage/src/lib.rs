@@ -13,6 +13,7 @@ mod proof;
 mod reader;
 mod snapshot;
 pub mod tables;
+mod unwind;
 mod write;
 
 use std::{path::Path, sync::Arc};

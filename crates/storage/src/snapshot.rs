@@ -140,6 +140,16 @@ impl Snapshots {
         }
     }
 
+    /// Moves readers to the database as it is now even when its head is lower (after an
+    /// unwind, under the chain's write lock, so no newer commit can race it).
+    pub(crate) fn step_back(&self, db: &redb::Database) {
+        let next = db
+            .begin_read()
+            .map_err(StorageError::from)
+            .and_then(Snapshot::new);
+        *self.current.write() = next.ok().map(Arc::new);
+    }
+
     /// Decoded code by hash, decoding (and analysing jump destinations) at most once.
     pub(crate) fn code(
         &self,

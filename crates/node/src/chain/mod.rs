@@ -7,6 +7,7 @@
 pub mod clique;
 mod genesis;
 mod next;
+mod reorg;
 mod validate;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use revm::bytecode::Bytecode;
 use tokio::sync::broadcast;
 
 pub use next::{Clock, NextBlock};
+pub use reorg::{Competing, Reorg};
 
 use crate::chainspec::ChainSpec;
 use crate::executor::{self, ExecError};
@@ -72,6 +74,15 @@ pub enum ChainError {
         has: String,
         /// What the rule allows.
         expected: String,
+    },
+    /// A block whose parent this node has not seen (neither on its chain nor among the
+    /// competing blocks it keeps).
+    #[error("block {number}: unknown parent {parent}")]
+    UnknownParent {
+        /// Block number.
+        number: u64,
+        /// The parent hash it names.
+        parent: B256,
     },
     /// A transaction signature does not recover.
     #[error("block {number}: transaction {index} has an invalid signature")]
@@ -140,6 +151,10 @@ pub struct Chain {
     clock: next::Clock,
     /// The RLP of blocks import refused lately, oldest first (`debug_getBadBlocks`).
     bad_blocks: Mutex<std::collections::VecDeque<alloy_primitives::Bytes>>,
+    /// Competing blocks import has seen that do not extend the head (see `reorg.rs`).
+    side: Mutex<reorg::SideBlocks>,
+    /// Blocks taken back by a reorganisation, announced before the new chain's blocks.
+    reorgs: broadcast::Sender<Arc<reorg::Reorg>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -257,6 +272,8 @@ impl Chain {
             total_difficulty,
             clock: Default::default(),
             bad_blocks: Default::default(),
+            side: Default::default(),
+            reorgs: broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER).0,
         })
     }
 
@@ -343,6 +360,11 @@ impl Chain {
     /// crash in between loses only blocks the peers still have; the node syncs them again.
     pub fn import_with(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
+        self.import_locked(block, durable)
+    }
+
+    /// [`Chain::import_with`] under the write lock the caller holds.
+    fn import_locked(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
         let started = std::time::Instant::now();
         let number = block.header.number;
         let parent = self.head();

@@ -194,6 +194,110 @@ fn osaka_rules_run_in_built_blocks_that_import() {
     assert_eq!(state.storage(contract, U256::from(1)).unwrap(), U256::ZERO);
 }
 
+/// A free (gasless) transfer: it uses the sender's Karma quota, so the ledger changes.
+fn free_transfer(spec: &ChainSpec, from: &PrivateKeySigner, nonce: u64) -> Recovered<TxEnvelope> {
+    sign(
+        from,
+        TxLegacy {
+            chain_id: Some(spec.chain_id),
+            nonce,
+            gas_limit: 21_000,
+            gas_price: 0,
+            to: TxKind::Call(BOB),
+            value: U256::from(1),
+            ..Default::default()
+        },
+    )
+}
+
+type Recovered<T> = alloy_consensus::transaction::Recovered<T>;
+
+/// A follower on chain A (two blocks) sees a competing chain B from genesis: B's first two
+/// blocks are kept aside (a tie keeps the head), its third makes it heavier and the follower
+/// switches: A's blocks are taken back (state, transactions, Karma ledger) and announced, B's
+/// are executed, and the follower then goes on with B as if it had never seen A.
+#[test]
+fn a_heavier_competing_chain_replaces_the_head() {
+    let spec = dev();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let a = open(dirs[0].path(), &spec).unwrap();
+    let b = open(dirs[1].path(), &spec).unwrap();
+    let follower = open(dirs[2].path(), &spec).unwrap();
+    let (alice, carol) = (&dev_accounts()[0], &dev_accounts()[1]);
+    let a_blocks: Vec<_> = (0..2)
+        .map(|n| mine(&a, vec![free_transfer(&spec, alice, n)]))
+        .collect();
+    let b_blocks: Vec<_> = (0..4)
+        .map(|n| mine(&b, vec![free_transfer(&spec, carol, n)]))
+        .collect();
+    let epoch = follower
+        .ledger()
+        .unwrap()
+        .epochs()
+        .of(a_blocks[0].header.timestamp);
+    for block in &a_blocks {
+        follower.import(as_block(block.clone())).unwrap();
+    }
+    let used = |c: &Chain, who: &PrivateKeySigner| {
+        c.storage()
+            .ledger_at(None)
+            .unwrap()
+            .usage(&who.address(), epoch)
+            .unwrap()
+            .used
+    };
+    assert!(used(&follower, alice) > 0);
+    let mut reorgs = follower.subscribe_reorgs();
+    let compete = |block: &StoredBlock| follower.import_competing(as_block(block.clone())).unwrap();
+    assert_eq!(compete(&b_blocks[0]), Competing::Kept);
+    assert_eq!(compete(&b_blocks[1]), Competing::Kept);
+    assert_eq!(follower.head().hash, a.head().hash, "a tie keeps the head");
+    assert_eq!(compete(&b_blocks[2]), Competing::Reorganised(3));
+
+    let reorg = reorgs.try_recv().unwrap();
+    let removed: Vec<u64> = reorg.removed.iter().map(|(b, _)| b.header.number).collect();
+    assert_eq!(removed, [1, 2]);
+    assert_eq!(follower.head().header, b_blocks[2].header);
+    for block in &a_blocks {
+        let tx = block.body.transactions[0].tx_hash();
+        assert_eq!(follower.storage().tx_location(tx).unwrap(), None);
+        assert_eq!(follower.storage().block_number(&block.hash).unwrap(), None);
+    }
+    assert_eq!(used(&follower, alice), 0, "A's quota use is taken back");
+    assert_eq!(
+        used(&follower, carol),
+        used(&b, carol) - used_by(&b_blocks[3], &b, carol, epoch)
+    );
+    // The follower goes on with B.
+    follower.import(as_block(b_blocks[3].clone())).unwrap();
+    assert_eq!(follower.head().hash, b.head().hash);
+    assert_eq!(used(&follower, carol), used(&b, carol));
+    // A's chain is the competing one now: growing it past B switches back.
+    let a3 = mine(&a, vec![free_transfer(&spec, alice, 2)]);
+    let a4 = mine(&a, vec![free_transfer(&spec, alice, 3)]);
+    let a5 = mine(&a, vec![free_transfer(&spec, alice, 4)]);
+    assert_eq!(compete(&a3), Competing::Kept);
+    assert_eq!(compete(&a4), Competing::Kept);
+    assert_eq!(compete(&a5), Competing::Reorganised(5));
+    assert_eq!(follower.head().hash, a.head().hash);
+    assert_eq!(used(&follower, carol), 0);
+    assert_eq!(used(&follower, alice), used(&a, alice));
+}
+
+/// What `block` (one free transfer) adds to `who`'s quota use.
+fn used_by(block: &StoredBlock, chain: &Chain, who: &PrivateKeySigner, epoch: u64) -> u64 {
+    let at = |n| {
+        chain
+            .storage()
+            .ledger_at(Some(n))
+            .unwrap()
+            .usage(&who.address(), epoch)
+            .unwrap()
+            .used
+    };
+    at(block.header.number) - at(block.header.number - 1)
+}
+
 /// Block 1 of a dev chain with `tamper` applied to its header and re-sealed by the dev sequencer,
 /// imported into a fresh chain: the error, which must name `field`; nothing of it is stored.
 fn import_tampered(tamper: impl FnOnce(&mut Header), field: &str) -> String {

@@ -180,7 +180,7 @@ impl<R: Eq + Hash> Peers<R> {
                 self.set_head(peer, n);
                 (Accept, false)
             }
-            Ok(Imported::Known(n)) => {
+            Ok(Imported::Known(n) | Imported::Competing(n)) => {
                 self.set_head(peer, n);
                 (Ignore, false)
             }

@@ -7,7 +7,7 @@ use alloy_primitives::{Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{Chain, ChainError};
+use crate::chain::{Chain, ChainError, Competing};
 use crate::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
 use l2node_storage::StorageError;
 
@@ -121,6 +121,9 @@ pub enum Imported {
     New(u64),
     /// We already had it.
     Known(u64),
+    /// A competing block (it does not extend the head), kept in case its chain becomes the
+    /// heavier one.
+    Competing(u64),
 }
 
 /// Decodes a block and imports it through [`Chain::import`]; a block we already hold is
@@ -139,20 +142,27 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
     let head = chain.head();
     if number <= head.header.number {
         let hash = block.header.hash_slow();
-        return match chain.storage().block_number(&hash) {
-            Ok(Some(n)) if n == number => Ok(Imported::Known(number)),
-            Ok(_) => Err(ImportRefusal::NotNext {
+        match chain.storage().block_number(&hash) {
+            Ok(Some(n)) if n == number => return Ok(Imported::Known(number)),
+            Ok(_) => {}
+            Err(e) => return Err(ImportRefusal::Local(e.into())),
+        }
+    }
+    if number != head.header.number + 1 || block.header.parent_hash != head.hash {
+        // A competing block: kept if its parent is known, followed if its chain is heavier.
+        return match chain.import_competing(block) {
+            Ok(Competing::Kept) => Ok(Imported::Competing(number)),
+            Ok(Competing::Reorganised(n)) => Ok(Imported::New(n)),
+            Err(ChainError::UnknownParent { .. }) => Err(ImportRefusal::NotNext {
                 number,
                 head: head.header.number,
             }),
-            Err(e) => Err(ImportRefusal::Local(e.into())),
+            Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
+            Err(e) => {
+                chain.record_bad_block(Bytes::copy_from_slice(raw));
+                Err(ImportRefusal::Invalid(e))
+            }
         };
-    }
-    if number != head.header.number + 1 || block.header.parent_hash != head.hash {
-        return Err(ImportRefusal::NotNext {
-            number,
-            head: head.header.number,
-        });
     }
     match chain.import_with(block, durable) {
         Ok(_) => Ok(Imported::New(number)),

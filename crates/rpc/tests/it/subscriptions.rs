@@ -171,3 +171,89 @@ async fn unknown_subscription_kind_is_invalid_params() {
         .contains("newHeads"));
     node.stop().await;
 }
+
+/// A follower that switches to a heavier competing chain: its `logs` subscribers get the logs
+/// of the blocks taken back with `removed: true` (oldest first, as geth) before the new
+/// chain's, and the transactions only the old chain held return to its pool.
+#[tokio::test]
+async fn a_reorganisation_removes_logs_and_returns_transactions_to_the_pool() {
+    // Two sequencers on the same genesis make competing chains.
+    let (a, b) = (TestNode::start().await, TestNode::start().await);
+    let (a_blocks, a_txs) = emitting_blocks(&a, 0, 2).await;
+    let (b_blocks, _) = emitting_blocks(&b, 1, 3).await;
+
+    let follower = TestNode::start_with(|c| c.signer = None).await;
+    let chain = follower.handle.as_ref().unwrap().chain.clone();
+    let mut ws = Ws::connect(follower.ws_addr).await;
+    subscribe(&mut ws, 1, json!(["logs", {}])).await;
+    for raw in &a_blocks {
+        l2node_node::sync::import_raw(&chain, raw).unwrap();
+    }
+    let mut a_logs = Vec::new();
+    for _ in 0..2 {
+        let log = ws.recv().await["params"]["result"].clone();
+        assert_eq!(log["removed"], false);
+        a_logs.push(log);
+    }
+    for raw in &b_blocks {
+        l2node_node::sync::import_raw(&chain, raw).unwrap();
+    }
+    // A's logs again, removed, oldest first; then B's three.
+    for expected in &a_logs {
+        let log = ws.recv().await["params"]["result"].clone();
+        assert_eq!(log["removed"], true, "{log}");
+        assert_eq!(log["blockHash"], expected["blockHash"]);
+        assert_eq!(log["transactionHash"], expected["transactionHash"]);
+    }
+    for n in 1..=3 {
+        let log = ws.recv().await["params"]["result"].clone();
+        assert_eq!(log["removed"], false, "{log}");
+        assert_eq!(log["blockNumber"], format!("{n:#x}"));
+    }
+    assert_eq!(follower.block_number().await, 3);
+    // A's transactions are pending again on the follower.
+    for hash in a_txs {
+        let mut tx = Value::Null;
+        for _ in 0..200 {
+            tx = follower
+                .request("eth_getTransactionByHash", rpc_params![hash])
+                .await;
+            if !tx.is_null() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert_eq!(tx["blockHash"], Value::Null, "{hash} is pending: {tx}");
+    }
+}
+
+/// `count` blocks on `node`, each one creation by dev account `who` whose constructor emits
+/// LOG0: their encodings and transaction hashes.
+async fn emitting_blocks(node: &TestNode, who: usize, count: u64) -> (Vec<Bytes>, Vec<B256>) {
+    let emits = Bytes::from_static(&[0x60, 0x00, 0x60, 0x00, 0xa0, 0x00]);
+    let mut blocks = Vec::new();
+    let mut hashes = Vec::new();
+    for nonce in 0..count {
+        let raw = signed_tx(
+            &account(who),
+            nonce,
+            TxKind::Create,
+            U256::ZERO,
+            emits.clone(),
+            100_000,
+        );
+        let hash: B256 = node
+            .request("eth_sendRawTransaction", rpc_params![raw])
+            .await;
+        let receipt = node.wait_receipt(hash).await;
+        let block: Bytes = node
+            .request(
+                "debug_getRawBlock",
+                rpc_params![receipt["blockNumber"].clone()],
+            )
+            .await;
+        blocks.push(block);
+        hashes.push(hash);
+    }
+    (blocks, hashes)
+}
