@@ -113,6 +113,9 @@ params! {
         "tracer options {tracer, tracerConfig, timeout, disableStorage, enableMemory, ...}";
     crate::types::SimulatePayload => SimulatePayload,
         "a simulation {blockStateCalls: [{blockOverrides, stateOverrides, calls}], validation, traceTransfers, returnFullTransactions}";
+    crate::types::PayloadAttributes => Json,
+        "payload attributes {timestamp, prevRandao, suggestedFeeRecipient, withdrawals, parentBeaconBlockRoot}";
+    Vec<Bytes> => Json, "a list of 0x-prefixed hex byte strings";
     crate::types::NumberOrHex => Quantity, "a JSON number or a hex quantity";
     crate::types::MineOptions => Json,
         "a timestamp (number or hex) or an object {timestamp, blocks}";

@@ -507,6 +507,21 @@ declare_api! {
         async fn set_next_block_timestamp(&self, timestamp: NumberOrHex) -> RpcResult<()>;
     }
 
+    /// The `TESTING` namespace (execution-apis): off by default, for test harnesses.
+    #[table(TESTING_METHODS, server = TestingApiServer)]
+    pub trait TestingApi {
+        /// The block this node would build on `parent_block_hash` from `transactions` (all of
+        /// them, in order; `null` takes the pool's), without storing it or moving the head.
+        #[method(name = "testing_buildBlockV1")]
+        async fn build_block_v1(
+            &self,
+            parent_block_hash: B256,
+            payload_attributes: PayloadAttributes,
+            transactions: Option<Vec<Bytes>>,
+            extra_data: Option<Bytes>,
+        ) -> RpcResult<BuiltPayloadV1>;
+    }
+
     /// The `rpc_` namespace, served on every transport.
     #[table(RPC_METHODS, server = RpcApiServer)]
     pub trait RpcApi {

@@ -142,6 +142,91 @@ pub struct Capabilities {
     pub stateproofs: HistoryCapability,
 }
 
+/// `testing_buildBlockV1`'s payload attributes (engine API `PayloadAttributesV3`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PayloadAttributes {
+    /// The block's timestamp.
+    pub timestamp: U64,
+    /// PREVRANDAO.
+    pub prev_randao: alloy_primitives::B256,
+    /// The fee recipient.
+    pub suggested_fee_recipient: alloy_primitives::Address,
+    /// Withdrawals (this network has none: only an empty list is accepted).
+    #[serde(default)]
+    pub withdrawals: Option<Vec<serde_json::Value>>,
+    /// The parent beacon block root (Cancun on).
+    #[serde(default)]
+    pub parent_beacon_block_root: Option<alloy_primitives::B256>,
+}
+
+/// An engine API `ExecutionPayloadV3`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionPayload {
+    /// Parent hash.
+    pub parent_hash: alloy_primitives::B256,
+    /// Fee recipient.
+    pub fee_recipient: alloy_primitives::Address,
+    /// State root.
+    pub state_root: alloy_primitives::B256,
+    /// Receipts root.
+    pub receipts_root: alloy_primitives::B256,
+    /// Logs bloom.
+    pub logs_bloom: alloy_primitives::Bloom,
+    /// PREVRANDAO.
+    pub prev_randao: alloy_primitives::B256,
+    /// Number.
+    pub block_number: U64,
+    /// Gas limit.
+    pub gas_limit: U64,
+    /// Gas used.
+    pub gas_used: U64,
+    /// Timestamp.
+    pub timestamp: U64,
+    /// Extra data.
+    pub extra_data: alloy_primitives::Bytes,
+    /// Base fee.
+    pub base_fee_per_gas: U256,
+    /// The block hash.
+    pub block_hash: alloy_primitives::B256,
+    /// The EIP-2718 transactions.
+    pub transactions: Vec<alloy_primitives::Bytes>,
+    /// Withdrawals (none here).
+    pub withdrawals: Vec<serde_json::Value>,
+    /// Blob gas used.
+    pub blob_gas_used: U64,
+    /// Excess blob gas.
+    pub excess_blob_gas: U64,
+}
+
+/// Blobs of a built payload (none here: the pool takes no blob transactions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct BlobsBundle {
+    /// KZG commitments.
+    pub commitments: Vec<alloy_primitives::Bytes>,
+    /// KZG proofs.
+    pub proofs: Vec<alloy_primitives::Bytes>,
+    /// Blobs.
+    pub blobs: Vec<alloy_primitives::Bytes>,
+}
+
+/// `testing_buildBlockV1`'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuiltPayloadV1 {
+    /// The payload.
+    pub execution_payload: ExecutionPayload,
+    /// What the fee recipient earns.
+    pub block_value: U256,
+    /// Its blobs.
+    pub blobs_bundle: BlobsBundle,
+    /// Always false (no builder network here).
+    pub should_override_builder: bool,
+    /// The EIP-7685 requests, each its type byte and data.
+    pub execution_requests: Vec<alloy_primitives::Bytes>,
+}
+
 /// `eth_fillTransaction` (geth's `SignTransactionResult`): the EIP-2718 encoding with a zero
 /// signature and the transaction as an object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

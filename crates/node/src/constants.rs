@@ -285,6 +285,12 @@ pub const TX_SYNC_DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::fr
 /// to it): geth's `TxSyncMaxTimeout`, so a request cannot hold a connection for long.
 pub const TX_SYNC_MAX_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The latest time the dev clock may be moved to (`evm_increaseTime`,
+/// `evm_setNextBlockTimestamp`): the last second of the year 9999, so every later block
+/// timestamp (each a second after its parent) stays far from overflowing and every tool can
+/// still print it as a date.
+pub const MAX_DEV_TIMESTAMP: u64 = 253_402_300_799;
+
 /// Most blocks one `evm_mine` seals: each is a real block every follower imports, so a
 /// typo cannot start a million of them.
 pub const DEV_MINE_MAX_BLOCKS: u64 = 10_000;

@@ -18,3 +18,4 @@ pub mod pool;
 pub mod sync;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;
+pub mod testing;

@@ -1,7 +1,8 @@
 //! What a dev node adds, as anvil and geth --dev do: transaction filling (`eth_fillTransaction`,
 //! on every node), the dev accounts unlocked for `eth_sendTransaction`, `eth_signTransaction`,
-//! `eth_sign` and `eth_signTypedData_v4` (`--dev` only), and the `DEV` namespace's block
-//! controls (`evm_mine`, `evm_increaseTime`, `evm_setNextBlockTimestamp`).
+//! `eth_sign` and `eth_signTypedData_v4` (`--dev` only), the `DEV` namespace's block
+//! controls (`evm_mine`, `evm_increaseTime`, `evm_setNextBlockTimestamp`), and the `TESTING`
+//! namespace's `testing_buildBlockV1`.
 //!
 //! Nothing here changes state outside a block: the controls decide when the sequencer seals and
 //! how it stamps blocks, so every follower computes the same state from the same blocks.
@@ -12,18 +13,23 @@ use alloy_consensus::{transaction::Recovered, TxEnvelope, TypedTransaction};
 use alloy_dyn_abi::TypedData;
 use alloy_eips::Encodable2718;
 use alloy_network::TxSignerSync;
-use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256};
+use alloy_primitives::{Address, Bytes, Signature, TxKind, B256, U256, U64};
 use alloy_rpc_types_eth::TransactionRequest;
 use alloy_signer::SignerSync;
 use alloy_signer_local::PrivateKeySigner;
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
-    types::{MineOptions, NumberOrHex, RpcTransaction, SignedTransaction},
-    DevApiServer,
+    types::{
+        BuiltPayloadV1, ExecutionPayload, MineOptions, NumberOrHex, PayloadAttributes,
+        RpcTransaction, SignedTransaction,
+    },
+    DevApiServer, TestingApiServer,
 };
 use l2node_node::chain::Chain;
+use l2node_node::constants::MAX_DEV_TIMESTAMP;
 use l2node_node::executor::{self, CallRequest};
 use l2node_node::miner::MineTrigger;
+use l2node_node::testing::{build_payload, PayloadError, PayloadRequest};
 use l2node_storage::StateReader;
 
 use super::{
@@ -207,6 +213,87 @@ impl EthRpc {
     }
 }
 
+#[async_trait]
+impl TestingApiServer for EthRpc {
+    async fn build_block_v1(
+        &self,
+        parent_block_hash: B256,
+        attributes: PayloadAttributes,
+        transactions: Option<Vec<Bytes>>,
+        extra_data: Option<Bytes>,
+    ) -> JsonRpcResult<BuiltPayloadV1> {
+        if attributes
+            .withdrawals
+            .as_ref()
+            .is_some_and(|w| !w.is_empty())
+        {
+            return Err(RpcError::InvalidParams(
+                "invalid argument 1 (payloadAttributes): withdrawals must be empty: this network \
+                 has no beacon chain"
+                    .into(),
+            )
+            .into());
+        }
+        let req = PayloadRequest {
+            parent: parent_block_hash,
+            timestamp: attributes.timestamp.to(),
+            prev_randao: attributes.prev_randao,
+            fee_recipient: attributes.suggested_fee_recipient,
+            parent_beacon_block_root: attributes.parent_beacon_block_root,
+            transactions,
+            extra_data,
+        };
+        let (chain, pool) = (self.chain.clone(), self.pool.clone());
+        let built = self
+            .bounded(move || {
+                build_payload(&chain, &pool, req).map_err(|e| match e {
+                    PayloadError::UnknownParent(_) => RpcError::InvalidParams(e.to_string()),
+                    PayloadError::InvalidTransaction(m) => RpcError::Refused(m),
+                    PayloadError::Chain(c) => RpcError::Chain(c),
+                })
+            })
+            .await?;
+        let header = &built.block.header;
+        let execution_payload = ExecutionPayload {
+            parent_hash: header.parent_hash,
+            fee_recipient: header.beneficiary,
+            state_root: header.state_root,
+            receipts_root: header.receipts_root,
+            logs_bloom: header.logs_bloom,
+            prev_randao: header.mix_hash,
+            block_number: U64::from(header.number),
+            gas_limit: U64::from(header.gas_limit),
+            gas_used: U64::from(header.gas_used),
+            timestamp: U64::from(header.timestamp),
+            extra_data: header.extra_data.clone(),
+            base_fee_per_gas: U256::from(header.base_fee_per_gas.unwrap_or_default()),
+            block_hash: header.hash_slow(),
+            transactions: built
+                .block
+                .body
+                .transactions
+                .iter()
+                .map(|t| t.encoded_2718().into())
+                .collect(),
+            withdrawals: Vec::new(),
+            blob_gas_used: U64::from(header.blob_gas_used.unwrap_or_default()),
+            excess_blob_gas: U64::from(header.excess_blob_gas.unwrap_or_default()),
+        };
+        Ok(BuiltPayloadV1 {
+            execution_payload,
+            block_value: built.value,
+            blobs_bundle: Default::default(),
+            should_override_builder: false,
+            execution_requests: built
+                .requests
+                .iter()
+                .filter(|r| r.len() > 1)
+                .cloned()
+                .collect(),
+        })
+    }
+}
+
 /// The `DEV` namespace's handlers.
 #[derive(Clone)]
 pub(super) struct DevRpc {
@@ -227,6 +314,12 @@ impl DevRpc {
 
     /// Stamps the next block `timestamp`, after the head's.
     fn set_next(&self, timestamp: u64) -> RpcResult<()> {
+        if timestamp > MAX_DEV_TIMESTAMP {
+            return Err(RpcError::InvalidParams(format!(
+                "The timestamp is too big: {timestamp} is after {MAX_DEV_TIMESTAMP} (the end \
+                 of the year 9999)"
+            )));
+        }
         let head = self.chain.head().header.timestamp;
         if timestamp <= head {
             return Err(RpcError::InvalidParams(format!(
@@ -278,7 +371,13 @@ impl DevApiServer for DevRpc {
 
     async fn increase_time(&self, seconds: NumberOrHex) -> JsonRpcResult<i64> {
         self.miner("evm_increaseTime")?;
-        Ok(self.chain.clock().increase(seconds.get()))
+        let seconds = seconds.get();
+        Ok(self.chain.clock().increase(seconds).ok_or_else(|| {
+            RpcError::InvalidParams(format!(
+                "seconds: {seconds} would move the clock past {MAX_DEV_TIMESTAMP} (the end of \
+                 the year 9999); give fewer"
+            ))
+        })?)
     }
 
     async fn set_next_block_timestamp(&self, timestamp: NumberOrHex) -> JsonRpcResult<()> {

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use jsonrpsee::RpcModule;
 use l2node_api::{
     AdminApiServer, DebugApiServer, DevApiServer, EthApiServer, EthPubSubApiServer,
-    L2AdminApiServer, L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TraceApiServer,
-    TxpoolApiServer, Web3ApiServer,
+    L2AdminApiServer, L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TestingApiServer,
+    TraceApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
 use l2node_node::chain::Chain;
@@ -108,11 +108,14 @@ pub enum Namespace {
     /// `evm_mine`, `evm_increaseTime`, `evm_setNextBlockTimestamp`: anvil's block controls
     /// (on by default only with `--dev`).
     Dev,
+    /// `testing_buildBlockV1` (execution-apis): builds a block without storing it, for test
+    /// harnesses (off by default).
+    Testing,
 }
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 11] = [
+    pub const ALL: [Namespace; 12] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -124,6 +127,7 @@ impl Namespace {
         Self::Trace,
         Self::Ots,
         Self::Dev,
+        Self::Testing,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -140,6 +144,7 @@ impl Namespace {
             Self::Trace => "trace",
             Self::Ots => "ots",
             Self::Dev => "dev",
+            Self::Testing => "testing",
         }
     }
 
@@ -212,6 +217,9 @@ pub fn build_module(
         .expect("unique names");
     module
         .merge(L2ApiServer::into_rpc(eth.clone()))
+        .expect("unique names");
+    module
+        .merge(TestingApiServer::into_rpc(eth.clone()))
         .expect("unique names");
     module
         .merge(EthApiServer::into_rpc(eth))

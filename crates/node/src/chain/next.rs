@@ -9,6 +9,8 @@ use std::sync::{
 
 use parking_lot::Mutex;
 
+use crate::constants::MAX_DEV_TIMESTAMP;
+
 use alloy_primitives::Address;
 
 use alloy_hardforks::EthereumHardforks as _;
@@ -80,10 +82,15 @@ impl Clock {
         (Self::wall() + self.offset.load(Ordering::Relaxed)).max(0) as u64
     }
 
-    /// Moves the clock `seconds` forward (`evm_increaseTime`); returns the total offset.
-    pub fn increase(&self, seconds: u64) -> i64 {
-        let seconds = i64::try_from(seconds).unwrap_or(i64::MAX);
-        self.offset.fetch_add(seconds, Ordering::Relaxed) + seconds
+    /// Moves the clock `seconds` forward (`evm_increaseTime`); returns the total offset, or
+    /// `None` (and leaves the clock) when that would take it past [`MAX_DEV_TIMESTAMP`].
+    pub fn increase(&self, seconds: u64) -> Option<i64> {
+        let later = self.now().checked_add(seconds)?;
+        if later > MAX_DEV_TIMESTAMP {
+            return None;
+        }
+        let seconds = seconds as i64; // below MAX_DEV_TIMESTAMP, so it fits
+        Some(self.offset.fetch_add(seconds, Ordering::Relaxed) + seconds)
     }
 
     /// Stamps the next block `timestamp` (`evm_setNextBlockTimestamp`); later blocks continue

@@ -86,6 +86,9 @@ pub struct BuildAttributes {
     pub prev_randao: B256,
     /// Difficulty before the merge (Clique: 2 in turn, 1 out of turn); ignored after Paris.
     pub difficulty: U256,
+    /// From Cancun, the parent beacon block root (EIP-4788; zero on this network, which has no
+    /// beacon chain, unless a test payload names one).
+    pub parent_beacon_block_root: B256,
 }
 
 /// A block assembled by [`build_block`]; `header.state_root` is left zero for the caller.
@@ -103,6 +106,8 @@ pub struct BuiltBlock {
     pub changes: StateChanges,
     /// Candidates rejected as invalid (hash, geth-style reason); they should leave the pool.
     pub invalid: Vec<(B256, String)>,
+    /// The EIP-7685 requests the block produced (from Prague).
+    pub requests: Requests,
 }
 
 impl BuiltBlock {
@@ -296,7 +301,7 @@ pub fn build_block(
                 .maybe_next_block_excess_blob_gas(blob_params)
                 .unwrap_or(0)
         }),
-        parent_beacon_block_root: cancun.then_some(B256::ZERO),
+        parent_beacon_block_root: cancun.then_some(attrs.parent_beacon_block_root),
         ..Default::default()
     };
     let evm = EthEvmFactory::default().create_evm(new_state(state), evm_env(spec, &header));
@@ -406,6 +411,7 @@ pub fn build_block(
         tx_gas_used,
         changes,
         invalid,
+        requests: result.requests,
     })
 }
 

@@ -387,3 +387,81 @@ async fn refused_blocks_are_kept_for_debug_get_bad_blocks() {
         format!("0x{}", alloy_primitives::hex::encode(&bad))
     );
 }
+
+#[tokio::test]
+async fn testing_build_block_builds_without_moving_the_head() {
+    let node = TestNode::start().await;
+    let receipt: Value = node
+        .request(
+            "eth_sendRawTransactionSync",
+            rpc_params![transfer(&account(0), 0, Address::repeat_byte(1), 1)],
+        )
+        .await;
+    let head: Value = node
+        .request("eth_getBlockByNumber", rpc_params!["latest", false])
+        .await;
+    assert_eq!(head["hash"], receipt["blockHash"]);
+    let attributes = json!({
+        "timestamp": "0xffffffff",
+        "prevRandao": B256::repeat_byte(3),
+        "suggestedFeeRecipient": Address::repeat_byte(4),
+        "withdrawals": [],
+        "parentBeaconBlockRoot": B256::ZERO,
+    });
+    let tx = transfer(&account(1), 0, Address::repeat_byte(2), 5);
+    let built: Value = node
+        .request(
+            "testing_buildBlockV1",
+            rpc_params![
+                head["hash"].clone(),
+                attributes.clone(),
+                [tx.clone()],
+                "0x1234"
+            ],
+        )
+        .await;
+    let payload = &built["executionPayload"];
+    assert_eq!(payload["parentHash"], head["hash"]);
+    assert_eq!(payload["blockNumber"], "0x2");
+    assert_eq!(payload["extraData"], "0x1234");
+    assert_eq!(
+        payload["feeRecipient"],
+        format!("{:#x}", Address::repeat_byte(4))
+    );
+    assert_eq!(payload["transactions"], json!([tx]));
+    assert_eq!(payload["gasUsed"], "0x5208");
+    assert_ne!(payload["stateRoot"], head["stateRoot"]);
+    assert_eq!(built["blobsBundle"]["blobs"], json!([]));
+    assert_eq!(built["shouldOverrideBuilder"], false);
+    // Nothing stored: the head and the sender's nonce are as before.
+    assert_eq!(node.block_number().await, 1);
+    let nonce: String = node
+        .request(
+            "eth_getTransactionCount",
+            rpc_params![account(1).address(), "latest"],
+        )
+        .await;
+    assert_eq!(nonce, "0x0");
+    // An empty list builds an empty block; a transaction that cannot go in is refused.
+    let empty: Value = node
+        .request(
+            "testing_buildBlockV1",
+            rpc_params![
+                head["hash"].clone(),
+                attributes.clone(),
+                json!([]),
+                Value::Null
+            ],
+        )
+        .await;
+    assert_eq!(empty["executionPayload"]["transactions"], json!([]));
+    let gap = transfer(&account(1), 9, Address::repeat_byte(2), 5);
+    let (code, message) = error_of(
+        &node,
+        "testing_buildBlockV1",
+        json!([head["hash"], attributes, [gap], null]),
+    )
+    .await;
+    assert_eq!(code, -32000);
+    assert!(message.contains("nonce too high"), "{message}");
+}
