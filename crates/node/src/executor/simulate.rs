@@ -496,23 +496,27 @@ fn invalid_tx_code(err: &InvalidTransaction) -> i32 {
     }
 }
 
-/// A call's result: success, revert (code -32000 with the revert data, as geth) or an
+/// A call's result: success, revert (code 3 with the revert data, as current geth) or an
 /// exceptional halt (-32015).
 fn call_result(result: ExecutionResult, logs: Vec<Log>) -> SimCallResult {
     let gas_used = result.tx_gas_used();
+    // geth's `maxUsedGas`: the most the call consumed, before refunds.
+    let gas = result.gas();
+    let max_used_gas = gas.total_gas_spent().max(gas.floor_gas());
     let (status, return_data, error) = match result {
         ExecutionResult::Success { output, .. } => (true, output.into_data(), None),
         ExecutionResult::Revert { output, .. } => {
+            // Current geth: code 3 with the revert data, and no return data.
             let message = ExecError::Revert {
                 output: output.clone(),
             }
             .to_string();
             let error = SimulateError {
-                code: code::SERVER_ERROR,
+                code: code::EXECUTION_REVERTED,
                 message,
-                data: Some(output.clone()),
+                data: Some(output),
             };
-            (false, output, Some(error))
+            (false, Bytes::new(), Some(error))
         }
         ExecutionResult::Halt { reason, .. } => {
             let error = SimulateError {
@@ -533,7 +537,7 @@ fn call_result(result: ExecutionResult, logs: Vec<Log>) -> SimCallResult {
             })
             .collect(),
         gas_used,
-        max_used_gas: None,
+        max_used_gas: Some(max_used_gas),
         status,
         error,
     }

@@ -125,8 +125,10 @@ async fn chained_blocks_with_overrides_and_transfer_logs() {
     let calls = &blocks[2]["calls"];
     assert_eq!(calls[0]["status"], "0x1", "{calls}");
     assert_eq!(calls[1]["status"], "0x0");
-    assert_eq!(calls[1]["error"]["code"], -32000);
+    assert_eq!(calls[1]["error"]["code"], 3);
     assert_eq!(calls[1]["error"]["message"], "execution reverted");
+    assert_eq!(calls[1]["returnData"], "0x");
+    assert_eq!(calls[0]["maxUsedGas"], calls[0]["gasUsed"]);
     assert!(calls[1]["logs"].as_array().unwrap().is_empty());
     // Nothing was written: the chain still has the head it had.
     let after: Value = node
