@@ -638,12 +638,16 @@ impl EthApiServer for EthRpc {
         let (from, _) = self.logs.resolve_range(&filter).map_err(RpcError::from)?;
         // Like geth, changes are the logs of blocks mined after the filter was installed
         // (eth_getFilterLogs answers the whole range).
-        Ok(self.filters.install_logs(filter, from.max(head + 1))?)
+        Ok(self
+            .filters
+            .install_logs(filter, from.max(head + 1), self.chain.subscribe_reorgs())?)
     }
 
     async fn new_block_filter(&self) -> JsonRpcResult<U256> {
         let next = self.chain.head().header.number + 1;
-        Ok(self.filters.install_blocks(next)?)
+        Ok(self
+            .filters
+            .install_blocks(next, self.chain.subscribe_reorgs())?)
     }
 
     async fn new_pending_transaction_filter(&self) -> JsonRpcResult<U256> {

@@ -14,13 +14,39 @@ use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
 use super::error::{RpcError, RpcResult};
-use l2node_node::chain::Chain;
-use l2node_node::logs::LogSearch;
+use l2node_node::chain::{Chain, Reorg};
+use l2node_node::logs::{collect_block_logs, LogSearch};
 
 enum Kind {
-    Logs { filter: Box<Filter>, next: u64 },
-    Blocks { next: u64 },
+    Logs {
+        filter: Box<Filter>,
+        next: u64,
+        reorgs: broadcast::Receiver<Arc<Reorg>>,
+    },
+    Blocks {
+        next: u64,
+        reorgs: broadcast::Receiver<Arc<Reorg>>,
+    },
     Pending(broadcast::Receiver<B256>),
+}
+
+/// The blocks reorganisations took back since the last poll that the filter had already
+/// reported (below `next`), oldest first; `next` moves back to the first of them, so the blocks
+/// that replaced them are reported next (as geth's filters do).
+fn taken_back(reorgs: &mut broadcast::Receiver<Arc<Reorg>>, next: &mut u64) -> Vec<Arc<Reorg>> {
+    let mut seen = Vec::new();
+    loop {
+        match reorgs.try_recv() {
+            Ok(reorg) => {
+                if let Some((first, _)) = reorg.removed.first() {
+                    *next = (*next).min(first.header.number);
+                }
+                seen.push(reorg);
+            }
+            Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+            Err(_) => return seen,
+        }
+    }
 }
 
 struct Entry {
@@ -81,16 +107,26 @@ impl Filters {
     }
 
     /// A log filter starting at block `next`.
-    pub(super) fn install_logs(&self, filter: Filter, next: u64) -> RpcResult<U256> {
+    pub(super) fn install_logs(
+        &self,
+        filter: Filter,
+        next: u64,
+        reorgs: broadcast::Receiver<Arc<Reorg>>,
+    ) -> RpcResult<U256> {
         self.install(Kind::Logs {
             filter: Box::new(filter),
             next,
+            reorgs,
         })
     }
 
     /// A new-block filter starting at block `next`.
-    pub(super) fn install_blocks(&self, next: u64) -> RpcResult<U256> {
-        self.install(Kind::Blocks { next })
+    pub(super) fn install_blocks(
+        &self,
+        next: u64,
+        reorgs: broadcast::Receiver<Arc<Reorg>>,
+    ) -> RpcResult<U256> {
+        self.install(Kind::Blocks { next, reorgs })
     }
 
     /// A pending-transaction filter fed by the pool.
@@ -135,7 +171,8 @@ impl Filters {
         let mut entry = entry.lock();
         entry.last_poll = Instant::now();
         match &mut entry.kind {
-            Kind::Blocks { next } => {
+            Kind::Blocks { next, reorgs } => {
+                taken_back(reorgs, next);
                 let mut hashes = Vec::new();
                 while *next <= head {
                     if let Some(h) = chain.storage().header(*next)? {
@@ -156,15 +193,35 @@ impl Filters {
                 }
                 Ok(FilterChanges::Hashes(hashes))
             }
-            Kind::Logs { filter, next } => {
+            Kind::Logs {
+                filter,
+                next,
+                reorgs,
+            } => {
+                let reported = *next;
+                // The logs already reported of blocks taken back, again with `removed: true`
+                // (within the filter's numeric bounds; a tag bound is the moving head).
+                let from = filter.get_from_block().unwrap_or(0);
+                let to = filter.get_to_block().unwrap_or(u64::MAX);
+                let mut out = Vec::new();
+                for reorg in taken_back(reorgs, next) {
+                    for (block, receipts) in &reorg.removed {
+                        let n = block.header.number;
+                        if n < reported && n >= from && n <= to {
+                            collect_block_logs(filter, block, receipts, &mut out);
+                        }
+                    }
+                }
+                out.iter_mut().for_each(|l| l.removed = true);
                 let (_, to) = logs.resolve_range(filter)?;
                 let to = to.min(head);
                 if *next > to {
-                    return Ok(FilterChanges::Logs(vec![]));
+                    return Ok(FilterChanges::Logs(out));
                 }
                 let page = logs.logs_page(filter, *next, to)?;
                 *next = page.next;
-                Ok(FilterChanges::Logs(page.logs))
+                out.extend(page.logs);
+                Ok(FilterChanges::Logs(out))
             }
         }
     }

@@ -186,6 +186,10 @@ async fn a_reorganisation_removes_logs_and_returns_transactions_to_the_pool() {
     let chain = follower.handle.as_ref().unwrap().chain.clone();
     let mut ws = Ws::connect(follower.ws_addr).await;
     subscribe(&mut ws, 1, json!(["logs", {}])).await;
+    // A polling filter too (geth's filters report removed logs the same way).
+    let filter: String = follower
+        .request("eth_newFilter", rpc_params![json!({})])
+        .await;
     for raw in &a_blocks {
         l2node_node::sync::import_raw(&chain, raw).unwrap();
     }
@@ -195,9 +199,18 @@ async fn a_reorganisation_removes_logs_and_returns_transactions_to_the_pool() {
         assert_eq!(log["removed"], false);
         a_logs.push(log);
     }
+    let polled: Vec<Value> = follower
+        .request("eth_getFilterChanges", rpc_params![&filter])
+        .await;
+    assert_eq!(polled.len(), 2);
     for raw in &b_blocks {
         l2node_node::sync::import_raw(&chain, raw).unwrap();
     }
+    let polled: Vec<Value> = follower
+        .request("eth_getFilterChanges", rpc_params![&filter])
+        .await;
+    let removed: Vec<bool> = polled.iter().map(|l| l["removed"] == true).collect();
+    assert_eq!(removed, [true, true, false, false, false], "{polled:?}");
     // A's logs again, removed, oldest first; then B's three.
     for expected in &a_logs {
         let log = ws.recv().await["params"]["result"].clone();
