@@ -205,7 +205,8 @@ async fn follow_pool(chain: Arc<Chain>, pool: Arc<Pool>) {
             let next = chain.next_block();
             for (block, _) in returned.iter().flat_map(|r| r.removed.iter()) {
                 for (tx, sender) in block.body.transactions.iter().zip(&block.senders) {
-                    if chain.storage().tx_location(tx.tx_hash())?.is_some() {
+                    // On the new chain (or unreadable): not returned.
+                    if !matches!(chain.storage().tx_location(tx.tx_hash()), Ok(None)) {
                         continue;
                     }
                     let tx =

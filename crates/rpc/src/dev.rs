@@ -150,6 +150,8 @@ impl EthRpc {
 
     /// `eth_sendTransaction`: fill, sign, then the path of `eth_sendRawTransaction`.
     pub(super) async fn send_unlocked(&self, request: TransactionRequest) -> RpcResult<B256> {
+        // The nonce is read when filling: the next send waits until this one is pooled.
+        let _nonce = self.send_lock.lock().await;
         let signed = self.sign_filled(request).await?;
         self.submit_raw(signed.encoded_2718().into()).await
     }

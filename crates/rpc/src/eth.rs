@@ -53,6 +53,9 @@ pub struct EthRpc {
     logs: LogSearch,
     fees: Arc<FeeOracle>,
     net: Arc<NetStatus>,
+    /// Held from filling to submitting an `eth_sendTransaction`, so concurrent sends from one
+    /// unlocked account get consecutive nonces (geth's nonce lock).
+    pub(super) send_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl EthRpc {
@@ -74,6 +77,7 @@ impl EthRpc {
             logs,
             fees,
             net: Arc::new(NetStatus::default()),
+            send_lock: Default::default(),
         }
     }
 

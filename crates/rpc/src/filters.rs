@@ -16,6 +16,7 @@ use tokio::sync::broadcast;
 use super::error::{RpcError, RpcResult};
 use l2node_node::chain::{Chain, Reorg};
 use l2node_node::logs::{collect_block_logs, LogSearch};
+use l2node_storage::StoredBlock;
 
 enum Kind {
     Logs {
@@ -30,21 +31,32 @@ enum Kind {
     Pending(broadcast::Receiver<B256>),
 }
 
-/// The blocks reorganisations took back since the last poll that the filter had already
-/// reported (below `next`), oldest first; `next` moves back to the first of them, so the blocks
-/// that replaced them are reported next (as geth's filters do).
-fn taken_back(reorgs: &mut broadcast::Receiver<Arc<Reorg>>, next: &mut u64) -> Vec<Arc<Reorg>> {
-    let mut seen = Vec::new();
+/// The reorganisations since the last poll, each with the blocks it took back that the filter
+/// had already reported (below `next` at that point), oldest first; `next` moves back to the
+/// first block taken back (not below `floor`, the filter's own first block), so the blocks that
+/// replaced them are reported next, as geth's filters do.
+fn taken_back(
+    reorgs: &mut broadcast::Receiver<Arc<Reorg>>,
+    next: &mut u64,
+    floor: u64,
+) -> Vec<(StoredBlock, Vec<alloy_consensus::ReceiptEnvelope>)> {
+    let mut reported = Vec::new();
     loop {
         match reorgs.try_recv() {
             Ok(reorg) => {
+                reported.extend(
+                    reorg
+                        .removed
+                        .iter()
+                        .filter(|(b, _)| b.header.number < *next)
+                        .cloned(),
+                );
                 if let Some((first, _)) = reorg.removed.first() {
-                    *next = (*next).min(first.header.number);
+                    *next = (*next).min(first.header.number.max(floor));
                 }
-                seen.push(reorg);
             }
             Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
-            Err(_) => return seen,
+            Err(_) => return reported,
         }
     }
 }
@@ -172,7 +184,7 @@ impl Filters {
         entry.last_poll = Instant::now();
         match &mut entry.kind {
             Kind::Blocks { next, reorgs } => {
-                taken_back(reorgs, next);
+                taken_back(reorgs, next, 0);
                 let mut hashes = Vec::new();
                 while *next <= head {
                     if let Some(h) = chain.storage().header(*next)? {
@@ -198,18 +210,15 @@ impl Filters {
                 next,
                 reorgs,
             } => {
-                let reported = *next;
                 // The logs already reported of blocks taken back, again with `removed: true`
                 // (within the filter's numeric bounds; a tag bound is the moving head).
                 let from = filter.get_from_block().unwrap_or(0);
                 let to = filter.get_to_block().unwrap_or(u64::MAX);
                 let mut out = Vec::new();
-                for reorg in taken_back(reorgs, next) {
-                    for (block, receipts) in &reorg.removed {
-                        let n = block.header.number;
-                        if n < reported && n >= from && n <= to {
-                            collect_block_logs(filter, block, receipts, &mut out);
-                        }
+                for (block, receipts) in taken_back(reorgs, next, from) {
+                    let n = block.header.number;
+                    if n >= from && n <= to {
+                        collect_block_logs(filter, &block, &receipts, &mut out);
                     }
                 }
                 out.iter_mut().for_each(|l| l.removed = true);

@@ -169,15 +169,31 @@ async fn forward_logs(
     loop {
         let mut logs = Vec::new();
         // Biased: a reorganisation is announced before the new chain's blocks, and its
-        // removals must reach the client first.
+        // removals must reach the client before their logs.
         let received = tokio::select! {
             biased;
             _ = sink.closed() => return,
             reorg = reorgs.recv() => reorg.map(|r| {
-                for (block, receipts) in &r.removed {
-                    matching(block, receipts, &mut logs);
+                // Blocks announced before the reorganisation may still wait in the other
+                // channel: the ones it took back are sent (and then retracted), the rest (the
+                // new chain) after the removals.
+                let mut later = Vec::new();
+                while let Ok(b) = blocks.try_recv() {
+                    if r.removed.iter().any(|(old, _)| old.hash == b.block.hash) {
+                        matching(&b.block, &b.receipts, &mut logs);
+                    } else {
+                        later.push(b);
+                    }
                 }
-                logs.iter_mut().for_each(|l| l.removed = true);
+                let mut removed = Vec::new();
+                for (block, receipts) in &r.removed {
+                    matching(block, receipts, &mut removed);
+                }
+                removed.iter_mut().for_each(|l| l.removed = true);
+                logs.extend(removed);
+                for b in later {
+                    matching(&b.block, &b.receipts, &mut logs);
+                }
             }),
             block = blocks.recv() => block.map(|b| matching(&b.block, &b.receipts, &mut logs)),
         };

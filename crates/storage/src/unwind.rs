@@ -4,10 +4,9 @@
 //! The history tables already hold, for every account and slot a block changed, the value from
 //! before that block: unwinding restores those values into the current tables and removes the
 //! block's entries. The state trie is rewritten with the inverse changes (a path-keyed trie is
-//! a function of its contents, so it comes back node for node), and its root must be the
-//! parent's state root, or nothing is written. The trie history entries of the block stay: each
-//! holds the value from before the block, which is still true of the parent, and the block that
-//! replaces it writes the same values again.
+//! a function of its contents, so it comes back node for node) through a
+//! [`l2node_trie::HistoryEraser`], which removes the block's trie history entries of the keys
+//! it writes; the root must be the parent's state root, or nothing is written.
 
 use std::collections::BTreeSet;
 
@@ -21,7 +20,7 @@ use super::{
     Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, HASH_TO_NUMBER, HEADERS,
     LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::TRIE_NODES;
+use crate::tables::{TRIE_HISTORY, TRIE_NODES};
 use l2node_trie::state::{AccountChange, KarmaDelta};
 
 impl Storage {
@@ -45,7 +44,14 @@ impl Storage {
             ));
         }
         let inverse = unwind_state(&tx, number, changes)?;
-        let root = l2node_trie::apply_changes(&mut tx.open_table(TRIE_NODES)?, &inverse)?;
+        let root = l2node_trie::apply_changes(
+            &mut l2node_trie::HistoryEraser::new(
+                &mut tx.open_table(TRIE_NODES)?,
+                &mut tx.open_table(TRIE_HISTORY)?,
+                number,
+            ),
+            &inverse,
+        )?;
         if root != parent_state_root {
             // Dropping the transaction writes nothing.
             return Err(codec::corrupt(

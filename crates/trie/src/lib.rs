@@ -26,7 +26,7 @@ mod store;
 mod update;
 
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
-pub use store::{HistoryRecorder, MemoryTrieStore, OverlayTrie, TrieAt, TrieStore};
+pub use store::{HistoryEraser, HistoryRecorder, MemoryTrieStore, OverlayTrie, TrieAt, TrieStore};
 
 use update::{prepare, trie_root, TrieUpdater};
 

@@ -205,6 +205,65 @@ impl TrieStore for HistoryRecorder<'_, '_> {
     }
 }
 
+/// The node table of a write transaction taking `block` back (a reorganisation): every key it
+/// writes also loses the history entry `block` recorded for it, so no later read of the trie at
+/// an earlier or replacing block finds a value of the block that is gone. Applying the block's
+/// inverse changes through it touches the keys the block touched (the same accounts and slots,
+/// the same paths).
+pub struct HistoryEraser<'a, 't> {
+    nodes: &'a mut NodeTable<'t>,
+    history: &'a mut NodeTable<'t>,
+    block: u64,
+}
+
+impl<'a, 't> HistoryEraser<'a, 't> {
+    /// Unwinds `block` in `nodes`, erasing its entries in `history`.
+    pub fn new(nodes: &'a mut NodeTable<'t>, history: &'a mut NodeTable<'t>, block: u64) -> Self {
+        Self {
+            nodes,
+            history,
+            block,
+        }
+    }
+
+    fn erase(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.history
+            .remove(history_key(key, self.block).as_slice())?;
+        Ok(())
+    }
+}
+
+impl TrieStore for HistoryEraser<'_, '_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        TrieStore::get(self.nodes, key)
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
+        self.erase(key)?;
+        self.nodes.put(key, value)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.erase(key)?;
+        self.nodes.delete(key)
+    }
+
+    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        let mut keys = Vec::new();
+        for entry in self.nodes.range::<&[u8]>(prefix..)? {
+            let (key, _) = entry?;
+            if !key.value().starts_with(prefix) {
+                break;
+            }
+            keys.push(key.value().to_vec());
+        }
+        for key in keys {
+            self.delete(&key)?;
+        }
+        Ok(())
+    }
+}
+
 /// Read-only view of the trie as it stood after `block`: a key changed by a later block reads the
 /// value recorded before its first such change; any other key reads the current node.
 pub struct TrieAt<'a, T> {

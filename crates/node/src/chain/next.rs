@@ -99,11 +99,13 @@ impl Clock {
         *self.next_exact.lock() = Some(timestamp);
     }
 
-    /// A block stamped `timestamp` was sealed: a pending exact timestamp is used up, and the
-    /// clock continues from it (anvil's rule).
+    /// A block stamped `timestamp` was sealed: the exact timestamp it used is used up, and the
+    /// clock continues from it (anvil's rule). One set while the block was being built (another
+    /// value) waits for the next block.
     pub fn sealed(&self, timestamp: u64) {
         let mut next = self.next_exact.lock();
-        if next.take().is_some() {
+        if *next == Some(timestamp) {
+            *next = None;
             self.offset
                 .store(timestamp as i64 - Self::wall(), Ordering::Relaxed);
         }

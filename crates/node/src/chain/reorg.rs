@@ -59,9 +59,15 @@ pub struct Reorg {
     pub removed: Vec<(StoredBlock, Vec<ReceiptEnvelope>)>,
 }
 
-/// A block's weight in the heavier-chain rule.
-fn weight(difficulty: U256) -> U256 {
-    difficulty.max(U256::from(1))
+/// A block's weight in the heavier-chain rule: its difficulty, one for proof of stake. On a
+/// Clique chain at most 2 (in turn), the most a valid seal carries, so no signer can claim more.
+fn weight(difficulty: U256, clique: bool) -> U256 {
+    let w = difficulty.max(U256::from(1));
+    if clique {
+        w.min(U256::from(2))
+    } else {
+        w
+    }
 }
 
 impl Chain {
@@ -90,13 +96,24 @@ impl Chain {
                 return Err(clique::SealError::Unauthorized { number, signer }.into());
             }
         }
-        validate::before_execution(&spec, &parent, &block)?;
-        check(
-            number,
-            "transactions root",
-            block.header.transactions_root,
-            proofs::calculate_transaction_root(&block.body.transactions),
-        )?;
+        let stateless = validate::before_execution(&spec, &parent, &block).and_then(|()| {
+            check(
+                number,
+                "transactions root",
+                block.header.transactions_root,
+                proofs::calculate_transaction_root(&block.body.transactions),
+            )
+        });
+        if let Err(e) = stateless {
+            self.record_bad_block(alloy_rlp::encode(&block).into());
+            return Err(e);
+        }
+        if spec.awaits_merge().is_some() {
+            // Unwinding across the merge by total difficulty would need the spec and the total
+            // difficulty taken back too: such chains (imported proof-of-work history) do not
+            // reorganise.
+            return Ok(Competing::Kept);
+        }
         self.side.lock().insert(hash, Arc::new(block));
 
         // The competing chain back to the first block on ours (the fork point).
@@ -119,13 +136,14 @@ impl Chain {
             tracing::warn!(target: "l2node::chain", fork, head = head.header.number, "a competing chain forks deeper than the reorganisation limit: kept, never followed");
             return Ok(Competing::Kept);
         }
+        let clique = spec.clique.is_some();
         let ours = (fork + 1..=head.header.number).try_fold(U256::ZERO, |acc, n| {
             let h = self.storage.header(n)?.ok_or_else(|| missing(n))?;
-            Ok::<_, ChainError>(acc + weight(h.difficulty))
+            Ok::<_, ChainError>(acc.saturating_add(weight(h.difficulty, clique)))
         })?;
-        let theirs = branch
-            .iter()
-            .fold(U256::ZERO, |acc, b| acc + weight(b.header.difficulty));
+        let theirs = branch.iter().fold(U256::ZERO, |acc, b| {
+            acc.saturating_add(weight(b.header.difficulty, clique))
+        });
         if theirs <= ours {
             return Ok(Competing::Kept);
         }
@@ -168,9 +186,14 @@ impl Chain {
                 tracing::warn!(target: "l2node::chain", error = %e, "the heavier chain holds an invalid block: back to ours");
                 self.side.lock().blocks.remove(&hash);
                 self.record_bad_block(alloy_rlp::encode(&**block).into());
+                // The competing blocks already imported go (announced like any taken back),
+                // and ours come back through the ordinary path.
+                let mut undone = Vec::with_capacity(i);
                 for n in (fork + 1..=fork + i as u64).rev() {
-                    self.unwind_locked(n)?;
+                    undone.push(self.unwind_locked(n)?);
                 }
+                undone.reverse();
+                let _ = self.reorgs.send(Arc::new(Reorg { removed: undone }));
                 for b in old {
                     self.import_locked(b, true)?;
                 }

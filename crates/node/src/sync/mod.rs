@@ -158,10 +158,8 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
                 head: head.header.number,
             }),
             Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
-            Err(e) => {
-                chain.record_bad_block(Bytes::copy_from_slice(raw));
-                Err(ImportRefusal::Invalid(e))
-            }
+            // `import_competing` keeps the bad block itself (it may be an ancestor).
+            Err(e) => Err(ImportRefusal::Invalid(e)),
         };
     }
     match chain.import_with(block, durable) {
