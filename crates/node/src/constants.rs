@@ -263,6 +263,11 @@ pub const DEFAULT_RPC_APIS: &[&str] = &["eth", "net", "web3", "l2"];
 /// no `Origin` (every non-browser client) are not affected; `"*"` allows every origin.
 pub const DEFAULT_RPC_WS_ORIGINS: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
 
+/// Largest blob transaction (network form: the transaction with its blobs, commitments and
+/// proofs) the pool takes: geth's blob pool `txMaxSize`, room for the 6 blobs EIP-7594 allows
+/// per transaction with their cell proofs.
+pub const BLOB_TX_MAX_SIZE: usize = 1024 * 1024;
+
 /// Deepest reorganisation import follows (blocks taken back from the head): a competing chain
 /// that forks deeper is kept but never followed, so no peer can make the node unwind a long
 /// stretch of history. A Clique L2 with one sequencer reorganises only if that sequencer

@@ -13,6 +13,7 @@ use crate::constants::MAX_DEV_TIMESTAMP;
 
 use alloy_primitives::Address;
 
+use alloy_consensus::BlockHeader as _;
 use alloy_hardforks::EthereumHardforks as _;
 
 use super::{Chain, Head};
@@ -38,8 +39,10 @@ pub struct NextBlock {
     pub shanghai: bool,
     /// Prague active: EIP-7702 transactions and the EIP-7623 calldata floor.
     pub prague: bool,
-    /// Osaka active: EIP-7825's per-transaction gas cap.
+    /// Osaka active: EIP-7825's per-transaction gas cap, EIP-7594 blob sidecars.
     pub osaka: bool,
+    /// From Cancun, the blob parameters in force and the block's blob base fee.
+    pub blobs: Option<(alloy_eips::eip7840::BlobParams, u128)>,
 }
 
 impl NextBlock {
@@ -133,6 +136,10 @@ impl Chain {
             shanghai: spec.is_shanghai_active_at(timestamp),
             prague: spec.is_prague_active_at(timestamp),
             osaka: spec.is_osaka_active_at_timestamp(timestamp),
+            blobs: spec.blob_params_at(timestamp).and_then(|params| {
+                let fee = parent.header.maybe_next_block_blob_fee(Some(params))?;
+                Some((params, fee))
+            }),
             parent,
         }
     }

@@ -17,9 +17,24 @@ pub enum PoolError {
     /// The bytes are not a valid EIP-2718 transaction (message as geth: `rlp: ...`).
     #[error("{0}")]
     Decode(String),
-    /// EIP-4844 transactions are not accepted by this network.
-    #[error("blob transactions are not supported on this network")]
-    BlobNotSupported,
+    /// A blob transaction sent without its blobs (the network form carries them: geth's
+    /// wording).
+    #[error("missing sidecar in blob transaction: send it in its network form, with the blobs, commitments and proofs")]
+    BlobSidecarMissing,
+    /// A blob transaction whose blobs do not fit the rules: none, too many, the sidecar format
+    /// of another fork, or proofs that do not verify against the versioned hashes.
+    #[error("{0}")]
+    BlobInvalid(String),
+    /// The max fee per blob gas is below the next block's blob base fee (geth's wording).
+    #[error("max fee per blob gas less than block blob gas fee: address {address}, blobGasFeeCap: {cap}, blobBaseFee: {fee}")]
+    BlobFeeCapTooLow {
+        /// The sender.
+        address: alloy_primitives::Address,
+        /// The transaction's max fee per blob gas.
+        cap: u128,
+        /// The next block's blob base fee.
+        fee: u128,
+    },
     /// Unknown transaction type, or a type not active yet (EIP-7702 before Prague).
     #[error("transaction type not supported")]
     TxTypeNotSupported,

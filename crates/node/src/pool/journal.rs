@@ -19,7 +19,7 @@ use std::{
 };
 
 /// Largest record accepted when reading: anything longer is corruption (the pool never accepts
-/// more than its `max_tx_size`, which is far below this).
+/// more than its `max_tx_size`, or 1 MiB for a blob transaction, both far below this).
 const MAX_RECORD: usize = 16 * 1024 * 1024;
 
 /// An append-only file of raw transactions.

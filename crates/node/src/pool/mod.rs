@@ -326,10 +326,16 @@ impl Pool {
         ctx: &NextBlock,
         journal: bool,
     ) -> Result<B256, PoolError> {
-        if raw.len() > self.cfg.max_tx_size {
+        // A blob transaction (type 3) carries its blobs: it has the blob pool's larger limit.
+        let limit = if raw.first() == Some(&3) {
+            constants::BLOB_TX_MAX_SIZE.max(self.cfg.max_tx_size)
+        } else {
+            self.cfg.max_tx_size
+        };
+        if raw.len() > limit {
             return Err(PoolError::OversizedData {
                 size: raw.len(),
-                limit: self.cfg.max_tx_size,
+                limit,
             });
         }
         let env = validate::decode_raw(raw)?;
@@ -356,6 +362,9 @@ impl Pool {
             return Err(PoolError::AlreadyKnown);
         }
         validate::validate_stateless(&tx, raw.len(), self.cfg.max_tx_size, ctx)?;
+        // Blocks carry a blob transaction without its blobs; `raw` (gossip, the journal) keeps
+        // them.
+        let tx = validate::without_sidecar(tx);
         // State I/O happens outside the pool lock.
         let account = state.account(tx.signer())?;
         validate::validate_against_account(&tx, account.as_ref())?;

@@ -32,6 +32,7 @@ pub(crate) fn ctx() -> NextBlock {
         shanghai: true,
         prague: true,
         osaka: true,
+        blobs: None,
     }
 }
 

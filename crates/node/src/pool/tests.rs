@@ -5,6 +5,8 @@ use std::sync::Arc;
 use alloy_consensus::{
     transaction::Recovered, SignableTransaction, TxEip4844, TxEip7702, TxEnvelope,
 };
+use alloy_eips::eip4844::builder::{SidecarBuilder, SimpleCoder};
+use alloy_eips::eip7594::BlobTransactionSidecarVariant;
 use alloy_eips::eip7702::Authorization;
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer::SignerSync;
@@ -127,6 +129,7 @@ fn gas_limit_checks_use_geth_messages() {
     let pre_prague = crate::chain::NextBlock {
         prague: false,
         osaka: false,
+        blobs: None,
         ..ctx()
     };
     p.add(eip1559(&a, 0, 24_000, 10, 1, data), &state, &pre_prague)
@@ -185,11 +188,14 @@ fn legacy_without_chain_id_is_accepted() {
     assert_eq!(p.status(), (2, 0));
 }
 
-#[test]
-fn blob_transactions_are_rejected() {
-    let a = signer(1);
-    let state = MemState::funded(&[&a]);
-    let t = TxEip4844 {
+/// A blob transaction from `a` carrying `sidecar` (network form), for an Osaka block.
+fn blob_tx(
+    a: &alloy_signer_local::PrivateKeySigner,
+    sidecar: BlobTransactionSidecarVariant,
+    hashes: Vec<alloy_primitives::B256>,
+    max_fee_per_blob_gas: u128,
+) -> Recovered<TxEnvelope> {
+    let tx = TxEip4844 {
         chain_id: CHAIN_ID,
         nonce: 0,
         gas_limit: 21_000,
@@ -198,16 +204,131 @@ fn blob_transactions_are_rejected() {
         to: Address::repeat_byte(1),
         value: U256::ZERO,
         access_list: Default::default(),
-        blob_versioned_hashes: vec![Default::default()],
-        max_fee_per_blob_gas: 1,
+        blob_versioned_hashes: hashes,
+        max_fee_per_blob_gas,
         input: Bytes::new(),
     };
-    let tx = sign(&a, t);
-    let err = pool().add_raw(&encode(&tx), &state, &ctx()).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "blob transactions are not supported on this network"
+    sign(a, tx.with_sidecar(sidecar))
+}
+
+/// The context of an Osaka block whose blob base fee is 1 wei.
+fn osaka_ctx() -> crate::chain::NextBlock {
+    let mut c = ctx();
+    c.osaka = true;
+    c.blobs = Some((alloy_eips::eip7840::BlobParams::osaka(), 1));
+    c
+}
+
+#[test]
+fn blob_transactions_with_valid_cell_proofs_are_pooled_without_their_blobs() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let sidecar = SidecarBuilder::<SimpleCoder>::from_slice(b"blob data")
+        .build_7594()
+        .unwrap();
+    let hashes: Vec<_> = sidecar.versioned_hashes().collect();
+    let tx = blob_tx(
+        &a,
+        BlobTransactionSidecarVariant::Eip7594(sidecar),
+        hashes,
+        1,
     );
+    let raw = encode(&tx);
+    assert!(
+        raw.len() > 128 * 1024,
+        "a blob is 128 KiB: past the plain limit"
+    );
+    let p = pool();
+    let hash = p.add_raw(&raw, &state, &osaka_ctx()).unwrap();
+    let pooled = p.get(&hash).unwrap();
+    // Blocks get the transaction alone (same hash); gossip and the journal keep the blobs.
+    assert_eq!(*pooled.tx.tx_hash(), hash);
+    assert!(pooled
+        .tx
+        .inner()
+        .as_eip4844()
+        .unwrap()
+        .tx()
+        .as_with_sidecar()
+        .is_none());
+    assert_eq!(pooled.raw, raw);
+}
+
+#[test]
+fn blob_transactions_are_checked_as_geths_blob_pool_does() {
+    let a = signer(1);
+    let state = MemState::funded(&[&a]);
+    let add = |tx, ctx: &crate::chain::NextBlock| {
+        pool()
+            .add_raw(&encode(&tx), &state, ctx)
+            .unwrap_err()
+            .to_string()
+    };
+    let cells = SidecarBuilder::<SimpleCoder>::from_slice(b"blob data")
+        .build_7594()
+        .unwrap();
+    let hashes: Vec<_> = cells.versioned_hashes().collect();
+    // Proofs that do not match the versioned hashes.
+    let wrong = vec![alloy_primitives::B256::repeat_byte(1)];
+    let err = add(
+        blob_tx(
+            &a,
+            BlobTransactionSidecarVariant::Eip7594(cells.clone()),
+            wrong,
+            1,
+        ),
+        &osaka_ctx(),
+    );
+    assert!(err.starts_with("invalid blob sidecar"), "{err}");
+    // A blob fee cap below the block's blob base fee.
+    let mut dear = osaka_ctx();
+    dear.blobs = Some((alloy_eips::eip7840::BlobParams::osaka(), 5));
+    let err = add(
+        blob_tx(
+            &a,
+            BlobTransactionSidecarVariant::Eip7594(cells.clone()),
+            hashes.clone(),
+            1,
+        ),
+        &dear,
+    );
+    assert!(
+        err.starts_with("max fee per blob gas less than block blob gas fee"),
+        "{err}"
+    );
+    // EIP-4844 proofs after Osaka.
+    let legacy = SidecarBuilder::<SimpleCoder>::from_slice(b"blob data")
+        .build_4844()
+        .unwrap();
+    let err = add(
+        blob_tx(
+            &a,
+            BlobTransactionSidecarVariant::Eip4844(legacy),
+            hashes.clone(),
+            1,
+        ),
+        &osaka_ctx(),
+    );
+    assert!(err.contains("EIP-7594 cell proofs"), "{err}");
+    // Without its blobs, and before Cancun.
+    let bare = TxEip4844 {
+        chain_id: CHAIN_ID,
+        max_fee_per_gas: 10,
+        gas_limit: 21_000,
+        blob_versioned_hashes: hashes.clone(),
+        max_fee_per_blob_gas: 1,
+        ..Default::default()
+    };
+    let err = add(sign(&a, bare), &osaka_ctx());
+    assert!(
+        err.starts_with("missing sidecar in blob transaction"),
+        "{err}"
+    );
+    let err = add(
+        blob_tx(&a, BlobTransactionSidecarVariant::Eip7594(cells), hashes, 1),
+        &ctx(),
+    );
+    assert_eq!(err, "transaction type not supported");
 }
 
 fn set_code_tx(a: &alloy_signer_local::PrivateKeySigner, auths: usize) -> TxEip7702 {
@@ -240,6 +361,7 @@ fn set_code_transactions_need_prague_and_authorizations() {
     let pre_prague = crate::chain::NextBlock {
         prague: false,
         osaka: false,
+        blobs: None,
         ..ctx()
     };
     let err = p.add(tx.clone(), &state, &pre_prague).unwrap_err();

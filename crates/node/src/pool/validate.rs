@@ -1,13 +1,16 @@
 //! Admission checks, in geth's order (`txpool.ValidateTransaction` then
 //! `ValidateTransactionWithState`), with geth's error messages.
 
-use alloy_consensus::{transaction::Recovered, Transaction, TxEnvelope};
+use alloy_consensus::{transaction::Recovered, Transaction, TxEip4844Variant, TxEnvelope};
 use alloy_eips::eip2718::{Decodable2718, Eip2718Error};
+use alloy_eips::eip4844::env_settings::EnvKzgSettings;
+use alloy_eips::eip7594::{BlobTransactionSidecarVariant, MAX_BLOBS_PER_TX_FUSAKA};
 use alloy_primitives::U256;
 use revm::{primitives::eip7825::TX_GAS_LIMIT_CAP, state::AccountInfo};
 
 use super::PoolError;
 use crate::chain::NextBlock;
+use crate::constants::BLOB_TX_MAX_SIZE;
 
 /// EIP-3860 initcode size limit (twice the EIP-170 code size limit).
 pub const MAX_INITCODE_SIZE: usize = 2 * 24_576;
@@ -96,6 +99,86 @@ pub fn tip_cap(tx: &TxEnvelope) -> u128 {
         .unwrap_or_else(|| tx.max_fee_per_gas())
 }
 
+/// A blob transaction's blobs (geth's blob pool checks): its sidecar is there, in the format of
+/// the fork (EIP-7594 cell proofs from Osaka, EIP-4844 proofs before), with 1 to the fork's
+/// per-transaction maximum of blobs whose proofs verify against the versioned hashes, and a
+/// max fee per blob gas that covers the next block's blob base fee.
+fn validate_blobs(
+    sender: alloy_primitives::Address,
+    tx: &TxEip4844Variant,
+    ctx: &NextBlock,
+) -> Result<(), PoolError> {
+    let Some((params, blob_base_fee)) = ctx.blobs else {
+        return Err(PoolError::TxTypeNotSupported);
+    };
+    let TxEip4844Variant::TxEip4844WithSidecar(with) = tx else {
+        return Err(PoolError::BlobSidecarMissing);
+    };
+    let hashes = &with.tx.blob_versioned_hashes;
+    if hashes.is_empty() {
+        return Err(PoolError::BlobInvalid(
+            "blobless blob transaction: a blob transaction carries at least one blob".into(),
+        ));
+    }
+    // Osaka (EIP-7594) caps a transaction at 6 blobs whatever the block may hold.
+    let max = if ctx.osaka {
+        params.max_blobs_per_tx.min(MAX_BLOBS_PER_TX_FUSAKA)
+    } else {
+        params.max_blobs_per_tx
+    };
+    if hashes.len() as u64 > max {
+        return Err(PoolError::BlobInvalid(format!(
+            "too many blobs in transaction: have {}, permitted {max}",
+            hashes.len()
+        )));
+    }
+    match (&with.sidecar, ctx.osaka) {
+        (BlobTransactionSidecarVariant::Eip4844(_), true) => {
+            return Err(PoolError::BlobInvalid(
+                "blob sidecar with EIP-4844 proofs: from Osaka a blob transaction carries \
+                 EIP-7594 cell proofs (version 1)"
+                    .into(),
+            ))
+        }
+        (BlobTransactionSidecarVariant::Eip7594(_), false) => {
+            return Err(PoolError::BlobInvalid(
+                "blob sidecar with EIP-7594 cell proofs before Osaka: send EIP-4844 proofs \
+                 (version 0)"
+                    .into(),
+            ))
+        }
+        _ => {}
+    }
+    with.sidecar
+        .validate(hashes, EnvKzgSettings::Default.get())
+        .map_err(|e| PoolError::BlobInvalid(format!("invalid blob sidecar: {e}")))?;
+    if with.tx.max_fee_per_blob_gas < blob_base_fee {
+        return Err(PoolError::BlobFeeCapTooLow {
+            address: sender,
+            cap: with.tx.max_fee_per_blob_gas,
+            fee: blob_base_fee,
+        });
+    }
+    Ok(())
+}
+
+/// The transaction as blocks carry it: a blob transaction without its sidecar (same hash).
+pub fn without_sidecar(tx: Recovered<TxEnvelope>) -> Recovered<TxEnvelope> {
+    let (env, signer) = tx.into_parts();
+    let env = match env {
+        TxEnvelope::Eip4844(signed) if signed.tx().as_with_sidecar().is_some() => {
+            let (variant, signature, hash) = signed.into_parts();
+            TxEnvelope::Eip4844(alloy_consensus::Signed::new_unchecked(
+                TxEip4844Variant::TxEip4844(variant.into()),
+                signature,
+                hash,
+            ))
+        }
+        other => other,
+    };
+    Recovered::new_unchecked(env, signer)
+}
+
 /// Maximum cost: `gas_limit * max_fee + value` (geth's `tx.Cost()` without blob gas).
 pub fn max_cost(tx: &TxEnvelope) -> U256 {
     U256::from(tx.gas_limit())
@@ -111,15 +194,19 @@ pub fn validate_stateless(
     ctx: &NextBlock,
 ) -> Result<(), PoolError> {
     let env = tx.inner();
+    let mut limit = max_size;
     match env {
-        TxEnvelope::Eip4844(_) => return Err(PoolError::BlobNotSupported),
+        TxEnvelope::Eip4844(blob) => {
+            validate_blobs(tx.signer(), blob.tx(), ctx)?;
+            limit = BLOB_TX_MAX_SIZE;
+        }
         TxEnvelope::Eip7702(_) if !ctx.prague => return Err(PoolError::TxTypeNotSupported),
         _ => {}
     }
-    if encoded_len > max_size {
+    if encoded_len > limit {
         return Err(PoolError::OversizedData {
             size: encoded_len,
-            limit: max_size,
+            limit,
         });
     }
     if ctx.shanghai && env.kind().is_create() && env.input().len() > MAX_INITCODE_SIZE {

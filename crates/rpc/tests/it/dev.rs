@@ -465,3 +465,61 @@ async fn testing_build_block_builds_without_moving_the_head() {
     assert_eq!(code, -32000);
     assert!(message.contains("nonce too high"), "{message}");
 }
+
+#[tokio::test]
+async fn a_blob_transaction_with_cell_proofs_is_mined_and_imports() {
+    use alloy_consensus::{SignableTransaction, TxEip4844};
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_eips::eip4844::builder::{SidecarBuilder, SimpleCoder};
+    use alloy_eips::eip7594::BlobTransactionSidecarVariant;
+    use alloy_signer::SignerSync;
+
+    let node = TestNode::start().await;
+    let key = account(2);
+    let sidecar = SidecarBuilder::<SimpleCoder>::from_slice(b"a blob on an Osaka chain")
+        .build_7594()
+        .unwrap();
+    let hashes: Vec<B256> = sidecar.versioned_hashes().collect();
+    let tx = TxEip4844 {
+        chain_id: l2node_node::constants::DEV_CHAIN_ID,
+        nonce: 0,
+        gas_limit: 21_000,
+        max_fee_per_gas: 1_000_000_000,
+        max_priority_fee_per_gas: 0,
+        to: Address::repeat_byte(9),
+        blob_versioned_hashes: hashes,
+        max_fee_per_blob_gas: 1_000_000_000,
+        ..Default::default()
+    }
+    .with_sidecar(BlobTransactionSidecarVariant::Eip7594(sidecar));
+    let signature = key.sign_hash_sync(&tx.signature_hash()).unwrap();
+    let raw: Bytes = TxEnvelope::from(tx.into_signed(signature))
+        .encoded_2718()
+        .into();
+    let receipt: Value = node
+        .request("eth_sendRawTransactionSync", rpc_params![raw])
+        .await;
+    assert_eq!(receipt["status"], "0x1");
+    assert_eq!(receipt["blobGasUsed"], "0x20000");
+    let block: Value = node
+        .request(
+            "eth_getBlockByNumber",
+            rpc_params![receipt["blockNumber"].clone(), false],
+        )
+        .await;
+    assert_eq!(block["blobGasUsed"], "0x20000");
+    // The block as stored and served (without the blobs) imports into a fresh chain.
+    let raw_block: Bytes = node
+        .request(
+            "debug_getRawBlock",
+            rpc_params![receipt["blockNumber"].clone()],
+        )
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = node.handle.as_ref().unwrap().chain.spec();
+    let fresh = l2node_node::chain::open_chain(dir.path(), spec).unwrap();
+    assert!(matches!(
+        l2node_node::sync::import_raw(&fresh, &raw_block).unwrap(),
+        l2node_node::sync::Imported::New(1)
+    ));
+}
