@@ -22,6 +22,27 @@ pub const DEV_KARMA_ADDRESS: alloy_primitives::Address =
 /// The dev chain's `KarmaTiers` contract ("KARMA" then 2).
 pub const DEV_KARMA_TIERS_ADDRESS: alloy_primitives::Address =
     alloy_primitives::address!("4b41524d41000000000000000000000000000002");
+/// Threads for heavy RPC work (tracing, `eth_simulateV1`, wide log searches, large proofs,
+/// Otterscan searches): all cores but one, at least one. Light requests (calls, estimates,
+/// state reads) keep their own pool, so a flood of heavy requests can occupy at most these
+/// threads, which also run at a lower OS priority ([`RPC_HEAVY_NICE`]): the core left over
+/// and the scheduler's preference keep light requests' latency near idle.
+pub fn rpc_heavy_concurrency() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+}
+
+/// The nice value of the heavy threads: the kernel gives a thread at +10 about a tenth of the
+/// CPU of one at 0 when both want it, so light requests run first and heavy ones use what is
+/// left.
+pub const RPC_HEAVY_NICE: i32 = 10;
+
+/// `eth_getLogs` over more blocks than this is heavy work; narrower searches (a few index
+/// lookups) are light.
+pub const RPC_LIGHT_LOGS_RANGE: u64 = 1_000;
+
+/// `eth_getProof` with more storage keys than this is heavy work.
+pub const RPC_LIGHT_PROOF_KEYS: usize = 32;
+
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
 /// Concurrent EVM jobs for RPC (call, estimate) when the core count is unknown.

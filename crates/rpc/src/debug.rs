@@ -52,7 +52,7 @@ impl EthRpc {
             return Err(RpcError::NotFound("genesis is not traceable".into()).into());
         }
         let chain = self.chain.clone();
-        self.bounded(move || {
+        self.heavy(move || {
             let storage = chain.storage();
             let b = storage
                 .block(n)?
@@ -212,7 +212,7 @@ impl DebugApiServer for EthRpc {
         };
         let tracing = opts.tracing_options;
         Ok(self
-            .evm_call(block, move |at| {
+            .heavy_evm_call(block, move |at| {
                 Ok(executor::trace_call(at, &req, tracing)?)
             })
             .await?)
@@ -265,7 +265,7 @@ impl EthRpc {
         };
         let chain = self.chain.clone();
         Ok(self
-            .bounded(move || {
+            .heavy(move || {
                 let storage = chain.storage();
                 let Some(b) = storage.block(n)? else {
                     return Ok(None);
@@ -312,7 +312,7 @@ impl TraceApiServer for EthRpc {
         let req = CallRequest::new(call, self.cfg.gas_cap);
         let types = trace_types.into_iter().collect();
         Ok(self
-            .evm_call(block, move |at| {
+            .heavy_evm_call(block, move |at| {
                 Ok(executor::parity_call(at, &req, &types)?)
             })
             .await?)

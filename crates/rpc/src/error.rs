@@ -103,6 +103,9 @@ pub enum RpcError {
     /// caller).
     #[error("internal error: the request's job failed; the node's log has the cause")]
     Join(#[from] tokio::task::JoinError),
+    /// A heavy request's job panicked (the cause goes to the node's log).
+    #[error("internal error: the request's job failed; the node's log has the cause")]
+    JobFailed,
     /// An answer did not serialize.
     #[error("internal error: {0}")]
     Encode(#[from] serde_json::Error),
@@ -175,6 +178,7 @@ impl From<RpcError> for ErrorObjectOwned {
             | RpcError::Fee(FeeError::Storage(_) | FeeError::Chain(_))
             | RpcError::Closed(_)
             | RpcError::Join(_)
+            | RpcError::JobFailed
             | RpcError::Encode(_) => internal(&msg),
         };
         if code == code::INTERNAL_ERROR && !shutting_down {

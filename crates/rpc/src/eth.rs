@@ -26,10 +26,14 @@ use super::{
     convert,
     error::{RpcError, RpcResult},
     filters::Filters,
+    heavy::HeavyPool,
     RpcConfig,
 };
 use l2node_node::chain::Chain;
-use l2node_node::constants::{MAX_PROOF_KEYS, TX_SYNC_DEFAULT_TIMEOUT, TX_SYNC_MAX_TIMEOUT};
+use l2node_node::constants::{
+    MAX_PROOF_KEYS, RPC_LIGHT_LOGS_RANGE, RPC_LIGHT_PROOF_KEYS, TX_SYNC_DEFAULT_TIMEOUT,
+    TX_SYNC_MAX_TIMEOUT,
+};
 use l2node_node::exclusions::Stage;
 use l2node_node::executor::{self, CallEnv, CallRequest, ExecError};
 use l2node_node::fees::FeeOracle;
@@ -45,9 +49,11 @@ pub struct EthRpc {
     pub(super) chain: Arc<Chain>,
     pub(super) pool: Arc<Pool>,
     pub(super) cfg: RpcConfig,
-    /// Permits for heavy jobs (EVM runs, block builds, log searches, proofs, receipt
+    /// Permits for blocking jobs (EVM runs, block builds, log searches, proofs, receipt
     /// conversion): bounded concurrency so no flood of reads starves block production.
     jobs: Arc<Semaphore>,
+    /// Heavy work (traces, simulations, wide log searches, large proofs) runs apart.
+    heavy: Arc<HeavyPool>,
     pending: Arc<PendingBlocks>,
     filters: Arc<Filters>,
     logs: LogSearch,
@@ -62,6 +68,7 @@ impl EthRpc {
     /// Handlers over a chain and pool.
     pub fn new(chain: Arc<Chain>, pool: Arc<Pool>, cfg: RpcConfig) -> Self {
         let jobs = Arc::new(Semaphore::new(cfg.evm_concurrency.max(1)));
+        let heavy = Arc::new(HeavyPool::new(cfg.heavy_concurrency));
         let pending = Arc::new(PendingBlocks::new(chain.clone(), pool.clone()));
         let timeout = std::time::Duration::from_secs(cfg.filter_timeout_secs);
         let filters = Filters::new(timeout, cfg.max_filters);
@@ -72,6 +79,7 @@ impl EthRpc {
             pool,
             cfg,
             jobs,
+            heavy,
             pending,
             filters,
             logs,
@@ -153,7 +161,27 @@ impl EthRpc {
             .await
     }
 
-    /// Runs a heavy job: off the async runtime, behind the job semaphore.
+    /// [`EthRpc::evm_call`] as heavy work (`debug_traceCall`, `trace_call`).
+    pub(super) async fn heavy_evm_call<T: Send + 'static>(
+        &self,
+        block: Option<BlockId>,
+        f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        let (state, header) = self.state_for(block)?;
+        let spec = self.chain.spec().clone();
+        self.heavy(move || f(CallEnv::new(&spec, &state, &header)))
+            .await
+    }
+
+    /// Runs heavy work on the heavy pool (see `heavy.rs`).
+    pub(super) async fn heavy<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
+        self.heavy.run(f).await
+    }
+
+    /// Runs a blocking job: off the async runtime, behind the job semaphore.
     pub(super) async fn bounded<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> RpcResult<T> + Send + 'static,
@@ -279,7 +307,7 @@ impl EthApiServer for EthRpc {
         let chain = self.chain.clone();
         let gas_cap = self.cfg.gas_cap;
         let full = payload.return_full_transactions;
-        let blocks = self.bounded(move || -> RpcResult<Vec<_>> {
+        let blocks = self.heavy(move || -> RpcResult<Vec<_>> {
             let spec = chain.spec();
             let blocks = chain
                 .storage()
@@ -634,7 +662,13 @@ impl EthApiServer for EthRpc {
 
     async fn logs(&self, filter: Filter) -> JsonRpcResult<Vec<Log>> {
         let logs = self.logs.clone();
-        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
+        let (from, to) = logs.resolve_range(&filter).map_err(RpcError::from)?;
+        let search = move || Ok(logs.get_logs(&filter)?);
+        if to.saturating_sub(from) >= RPC_LIGHT_LOGS_RANGE {
+            Ok(self.heavy(search).await?)
+        } else {
+            Ok(self.bounded(search).await?)
+        }
     }
 
     async fn new_filter(&self, filter: Filter) -> JsonRpcResult<U256> {
@@ -692,15 +726,19 @@ impl EthApiServer for EthRpc {
             .into());
         }
         let chain = self.chain.clone();
-        let mut proof = self
-            .bounded(move || {
-                chain.storage().proof(address, &keys, n)?.map_err(|first| {
-                    RpcError::NotFound(format!(
-                        "no state proof for block {n}: this database keeps the trie history from block {first} (it was created by an older l2node); ask for block {first} or later"
-                    ))
-                })
+        let heavy = keys.len() > RPC_LIGHT_PROOF_KEYS;
+        let prove = move || {
+            chain.storage().proof(address, &keys, n)?.map_err(|first| {
+                RpcError::NotFound(format!(
+                    "no state proof for block {n}: this database keeps the trie history from block {first} (it was created by an older l2node); ask for block {first} or later"
+                ))
             })
-            .await?;
+        };
+        let mut proof = if heavy {
+            self.heavy(prove).await?
+        } else {
+            self.bounded(prove).await?
+        };
         // Each key as given: a 32-byte hash stays one, a short key stays a quantity (geth).
         for (entry, key) in proof.storage_proof.iter_mut().zip(given) {
             entry.key = key;

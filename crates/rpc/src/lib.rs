@@ -9,6 +9,7 @@ mod dev;
 pub mod error;
 mod eth;
 mod filters;
+mod heavy;
 pub mod http_layer;
 mod l2;
 pub mod middleware;
@@ -43,6 +44,8 @@ pub struct RpcConfig {
     pub gas_cap: u64,
     /// Concurrent EVM jobs.
     pub evm_concurrency: usize,
+    /// Threads for heavy work (tracing, simulations, wide log searches, large proofs).
+    pub heavy_concurrency: usize,
     /// Largest eth_getLogs range (0 = unlimited).
     pub max_logs_range: u64,
     /// Most logs per eth_getLogs answer (0 = unlimited).
@@ -67,6 +70,7 @@ impl Default for RpcConfig {
         Self {
             gas_cap: constants::DEFAULT_RPC_GAS_CAP,
             evm_concurrency: constants::rpc_evm_concurrency(),
+            heavy_concurrency: constants::rpc_heavy_concurrency(),
             max_logs_range: constants::MAX_LOGS_RANGE,
             max_logs_per_response: constants::MAX_LOGS_PER_RESPONSE,
             filter_timeout_secs: constants::FILTER_TIMEOUT_SECS,

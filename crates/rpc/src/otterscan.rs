@@ -184,7 +184,7 @@ impl EthRpc {
         let this = self.clone();
         let (block, page_size) = (block.to::<u64>(), page_size.to::<u64>());
         Ok(self
-            .bounded(move || this.ots_search(address, block, page_size, before))
+            .heavy(move || this.ots_search(address, block, page_size, before))
             .await?)
     }
 
@@ -311,7 +311,7 @@ impl OtsApiServer for EthRpc {
         let nonce = nonce.to::<u64>();
         let this = self.clone();
         let found = self
-            .bounded(move || {
+            .heavy(move || {
                 let Some(n) = this.first_block_where(|state| {
                     Ok(state
                         .account_state(sender)?
@@ -338,7 +338,7 @@ impl OtsApiServer for EthRpc {
     ) -> JsonRpcResult<Option<ContractCreator>> {
         let this = self.clone();
         let n = self
-            .bounded(move || {
+            .heavy(move || {
                 this.first_block_where(|state| {
                     Ok(state
                         .account_state(address)?

@@ -112,9 +112,15 @@ option_group! {
         /// Gas cap of eth_call and eth_estimateGas.
         #[arg(long, value_name = "GAS", default_value_t = c::DEFAULT_RPC_GAS_CAP)]
         pub rpc_gas_cap: u64,
-        /// Concurrent EVM jobs of eth_call, eth_estimateGas and traces [default: 4 per CPU core].
+        /// Concurrent EVM jobs of eth_call, eth_estimateGas and other light requests [default: 4
+        /// per CPU core].
         #[arg(long, value_name = "N")]
         pub rpc_evm_concurrency: Option<NonZeroUsize>,
+        /// Threads for heavy requests (traces, eth_simulateV1, wide eth_getLogs, large
+        /// eth_getProof, ots_ searches), run at a lower OS priority so they cannot starve light
+        /// ones [default: CPU cores - 1, at least 1].
+        #[arg(long, value_name = "N")]
+        pub rpc_heavy_concurrency: Option<NonZeroUsize>,
         /// Largest eth_getLogs block range (0 = unlimited).
         #[arg(long, value_name = "BLOCKS", default_value_t = c::MAX_LOGS_RANGE)]
         pub rpc_max_logs_range: u64,
@@ -177,6 +183,9 @@ impl RpcArgs {
             evm_concurrency: self
                 .rpc_evm_concurrency
                 .map_or_else(c::rpc_evm_concurrency, NonZeroUsize::get),
+            heavy_concurrency: self
+                .rpc_heavy_concurrency
+                .map_or_else(c::rpc_heavy_concurrency, NonZeroUsize::get),
             max_logs_range: self.rpc_max_logs_range,
             max_logs_per_response: self.rpc_max_logs_per_response,
             filter_timeout_secs: self.rpc_filter_timeout.get(),
