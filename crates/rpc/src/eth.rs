@@ -149,16 +149,13 @@ impl EthRpc {
         self.stored_block(self.chain.resolve_tag(tag))
     }
 
-    /// Runs `f` on the state of `block` as a heavy job (see [`Self::bounded`]).
+    /// Runs `f` on the state of `block` as a blocking job (see [`Self::bounded`]).
     pub(super) async fn evm_call<T: Send + 'static>(
         &self,
         block: Option<BlockId>,
         f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
-        let (state, header) = self.state_for(block)?;
-        let spec = self.chain.spec().clone();
-        self.bounded(move || f(CallEnv::new(&spec, &state, &header)))
-            .await
+        self.bounded(self.evm_job(block, f)?).await
     }
 
     /// [`EthRpc::evm_call`] as heavy work (`debug_traceCall`, `trace_call`).
@@ -167,10 +164,18 @@ impl EthRpc {
         block: Option<BlockId>,
         f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
+        self.heavy(self.evm_job(block, f)?).await
+    }
+
+    /// `f` on the state of `block`, ready to run on either pool.
+    fn evm_job<T>(
+        &self,
+        block: Option<BlockId>,
+        f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<impl FnOnce() -> RpcResult<T> + Send + 'static> {
         let (state, header) = self.state_for(block)?;
         let spec = self.chain.spec().clone();
-        self.heavy(move || f(CallEnv::new(&spec, &state, &header)))
-            .await
+        Ok(move || f(CallEnv::new(&spec, &state, &header)))
     }
 
     /// Runs heavy work on the heavy pool (see `heavy.rs`).

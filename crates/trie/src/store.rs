@@ -93,16 +93,7 @@ impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
     }
 
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        let mut keys = Vec::new();
-        for entry in self.range::<&[u8]>(prefix..)? {
-            let (key, _) = entry?;
-            let key = key.value();
-            if !key.starts_with(prefix) {
-                break;
-            }
-            keys.push(key.to_vec());
-        }
-        for key in keys {
+        for key in keys_with_prefix(self, prefix)? {
             self.remove(key.as_slice())?;
         }
         Ok(())
@@ -138,6 +129,19 @@ fn history_key(key: &[u8], block: u64) -> Vec<u8> {
 }
 
 type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
+
+/// Every key of `nodes` under `prefix` (collected first: the caller then deletes them).
+fn keys_with_prefix(nodes: &NodeTable<'_>, prefix: &[u8]) -> Result<Vec<Vec<u8>>, TrieError> {
+    let mut keys = Vec::new();
+    for entry in nodes.range::<&[u8]>(prefix..)? {
+        let (key, _) = entry?;
+        if !key.value().starts_with(prefix) {
+            break;
+        }
+        keys.push(key.value().to_vec());
+    }
+    Ok(keys)
+}
 
 /// The node table of a write transaction, recording in trie history table (`l2node_storage::tables::TRIE_HISTORY`) the value of every key
 /// the first time `block` changes it, so that [`TrieAt`] can read the trie of any earlier block.
@@ -190,15 +194,7 @@ impl TrieStore for HistoryRecorder<'_, '_> {
     }
 
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        let mut keys = Vec::new();
-        for entry in self.nodes.range::<&[u8]>(prefix..)? {
-            let (key, _) = entry?;
-            if !key.value().starts_with(prefix) {
-                break;
-            }
-            keys.push(key.value().to_vec());
-        }
-        for key in keys {
+        for key in keys_with_prefix(self.nodes, prefix)? {
             self.delete(&key)?;
         }
         Ok(())
@@ -249,15 +245,7 @@ impl TrieStore for HistoryEraser<'_, '_> {
     }
 
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        let mut keys = Vec::new();
-        for entry in self.nodes.range::<&[u8]>(prefix..)? {
-            let (key, _) = entry?;
-            if !key.value().starts_with(prefix) {
-                break;
-            }
-            keys.push(key.value().to_vec());
-        }
-        for key in keys {
+        for key in keys_with_prefix(self.nodes, prefix)? {
             self.delete(&key)?;
         }
         Ok(())

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use alloy_consensus::{Block, Header, TxEnvelope, TxLegacy};
+use alloy_consensus::{transaction::Recovered, Block, Header, TxEnvelope, TxLegacy};
 use alloy_primitives::{TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 
@@ -22,21 +22,31 @@ fn dev() -> ChainSpec {
     ChainSpec::from_genesis(dev_genesis(0)).unwrap()
 }
 
-/// A transfer of `value` wei to [`BOB`] by `from`.
+/// A transfer of `value` wei to [`BOB`] by `from`, paying 20 gwei (premium on the dev chain).
 fn transfer(
     spec: &ChainSpec,
     from: &PrivateKeySigner,
     nonce: u64,
     value: u64,
-) -> alloy_consensus::transaction::Recovered<TxEnvelope> {
-    // Legacy: valid in every fork, before London too.
+) -> Recovered<TxEnvelope> {
+    legacy_transfer(spec, from, nonce, value, 20_000_000_000)
+}
+
+/// A legacy transfer to [`BOB`]: valid in every fork, before London too.
+fn legacy_transfer(
+    spec: &ChainSpec,
+    from: &PrivateKeySigner,
+    nonce: u64,
+    value: u64,
+    gas_price: u128,
+) -> Recovered<TxEnvelope> {
     sign(
         from,
         TxLegacy {
             chain_id: Some(spec.chain_id),
             nonce,
             gas_limit: 21_000,
-            gas_price: 20_000_000_000,
+            gas_price,
             to: TxKind::Call(BOB),
             value: U256::from(value),
             ..Default::default()
@@ -46,10 +56,7 @@ fn transfer(
 
 /// Builds and commits the next block the way the miner does (`next_block`, `build_block`,
 /// `commit_built`), one second after the head.
-fn mine(
-    chain: &Chain,
-    txs: Vec<alloy_consensus::transaction::Recovered<TxEnvelope>>,
-) -> StoredBlock {
+fn mine(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> StoredBlock {
     let next = chain.next_block_at(chain.head().header.timestamp + 1);
     let state = chain.storage().state_at(None).unwrap();
     let built = executor::build_block(
@@ -196,21 +203,8 @@ fn osaka_rules_run_in_built_blocks_that_import() {
 
 /// A free (gasless) transfer: it uses the sender's Karma quota, so the ledger changes.
 fn free_transfer(spec: &ChainSpec, from: &PrivateKeySigner, nonce: u64) -> Recovered<TxEnvelope> {
-    sign(
-        from,
-        TxLegacy {
-            chain_id: Some(spec.chain_id),
-            nonce,
-            gas_limit: 21_000,
-            gas_price: 0,
-            to: TxKind::Call(BOB),
-            value: U256::from(1),
-            ..Default::default()
-        },
-    )
+    legacy_transfer(spec, from, nonce, 1, 0)
 }
-
-type Recovered<T> = alloy_consensus::transaction::Recovered<T>;
 
 /// A follower on chain A (two blocks) sees a competing chain B from genesis: B's first two
 /// blocks are kept aside (a tie keeps the head), its third makes it heavier and the follower
