@@ -101,6 +101,13 @@ pub const DEFAULT_GENESIS_GAS_LIMIT: u64 = 4_712_388;
 /// `--rpc.evmtimeout` default (5 s); an endless loop in a view call must not pin a core.
 pub const EVM_CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Wall-clock budget of a call run on the async worker that received it (eth_call,
+/// eth_estimateGas, eth_createAccessList, l2_estimateGas). Most calls take tens of
+/// microseconds, a hand-off to a blocking thread and back costs more than that; a call past
+/// 1 ms loses at most that much when it moves to a blocking thread, and a light request queued
+/// behind it on the same worker waits at most that long.
+pub const EVM_INLINE_BUDGET: Duration = Duration::from_millis(1);
+
 /// Interpreter steps between two clock reads of the EVM deadline: reading the clock is ~20 ns,
 /// an opcode ~10-100 ns, so checking every 1024 steps costs nothing and overshoots by < 1 ms.
 pub const EVM_DEADLINE_CHECK_STEPS: u64 = 1024;

@@ -168,7 +168,10 @@ impl From<RpcError> for ErrorObjectOwned {
             | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,
             RpcError::Pool(ref p) if p.is_invalid_transaction() => code::SERVER_ERROR,
             RpcError::Exec(
-                ExecError::Storage(_) | ExecError::Block(_) | ExecError::SendersMismatch { .. },
+                ExecError::Storage(_)
+                | ExecError::Block(_)
+                | ExecError::SendersMismatch { .. }
+                | ExecError::OverBudget,
             ) => internal(&msg),
             RpcError::Exec(_) => code::SERVER_ERROR,
             RpcError::Pool(_)

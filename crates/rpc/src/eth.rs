@@ -149,13 +149,23 @@ impl EthRpc {
         self.stored_block(self.chain.resolve_tag(tag))
     }
 
-    /// Runs `f` on the state of `block` as a blocking job (see [`Self::bounded`]).
+    /// Runs `f` on the state of `block`: first here, on the async worker, under the inline
+    /// budget (most calls end within it, and a hand-off to a blocking thread and back costs
+    /// more than they do); a call that needs more runs again from the start as a blocking job
+    /// (see [`Self::bounded`]) with the full deadline.
     pub(super) async fn evm_call<T: Send + 'static>(
         &self,
         block: Option<BlockId>,
-        f: impl FnOnce(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+        f: impl Fn(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
-        self.bounded(self.evm_job(block, f)?).await
+        let (state, header) = self.state_for(block)?;
+        let spec = self.chain.spec();
+        match f(CallEnv::new(&spec, &state, &header).inline()) {
+            Err(RpcError::Exec(ExecError::OverBudget)) => {}
+            done => return done,
+        }
+        self.bounded(move || f(CallEnv::new(&spec, &state, &header)))
+            .await
     }
 
     /// [`EthRpc::evm_call`] as heavy work (`debug_traceCall`, `trace_call`).

@@ -10,6 +10,13 @@
 //! revm has no wall-clock limit, so [`Deadline`] is an inspector that reads the clock every
 //! [`EVM_DEADLINE_CHECK_STEPS`] interpreter steps; once past the deadline it halts every frame
 //! at its next step and the run reports [`ExecError::Timeout`].
+//!
+//! A call can also run under [`Budget::Inline`], on the async worker that received the request:
+//! most calls take microseconds, and handing them to a blocking thread and back costs more
+//! than running them. The inline budget is [`EVM_INLINE_BUDGET`] of wall-clock time and no
+//! costly precompile (see [`is_costly_precompile`]); past it the run stops with
+//! [`ExecError::OverBudget`] and the caller runs the request again, from the start, under
+//! [`Budget::Full`] on a blocking thread.
 
 use std::time::Instant;
 
@@ -22,13 +29,13 @@ use alloy_evm::{
     EthEvmFactory, Evm, EvmEnv, EvmFactory,
 };
 use alloy_hardforks::EthereumHardforks as _;
-use alloy_primitives::{Bytes, Log};
+use alloy_primitives::{Address, Bytes, Log};
 use alloy_rpc_types_eth::{state::StateOverride, BlockOverrides, TransactionRequest};
 use revm::{
     context::TxEnv,
     context_interface::result::{ExecutionResult, HaltReason},
     database::State,
-    interpreter::{InstructionResult, Interpreter},
+    interpreter::{CallInputs, CallOutcome, InstructionResult, Interpreter},
     primitives::eip7825::TX_GAS_LIMIT_CAP,
     Inspector,
 };
@@ -39,7 +46,9 @@ use super::{
     error::{halt_message, ExecError},
 };
 use crate::chainspec::ChainSpec;
-use crate::constants::{ACCESS_LIST_MAX_ROUNDS, EVM_CALL_TIMEOUT, EVM_DEADLINE_CHECK_STEPS};
+use crate::constants::{
+    ACCESS_LIST_MAX_ROUNDS, EVM_CALL_TIMEOUT, EVM_DEADLINE_CHECK_STEPS, EVM_INLINE_BUDGET,
+};
 use l2node_storage::StateReader;
 
 /// Result of [`call`].
@@ -64,17 +73,38 @@ pub struct CallEnv<'a> {
     pub state: &'a dyn StateReader,
     /// The block the call runs on top of (its number, time and gas limit are the call's).
     pub header: &'a Header,
+    /// How long the call may run.
+    pub budget: Budget,
 }
 
 impl<'a> CallEnv<'a> {
-    /// Calls on `state`, the state after `header`, under `spec`'s rules.
+    /// Calls on `state`, the state after `header`, under `spec`'s rules, with the full budget.
     pub fn new(spec: &'a ChainSpec, state: &'a dyn StateReader, header: &'a Header) -> Self {
         Self {
             spec,
             state,
             header,
+            budget: Budget::Full,
         }
     }
+
+    /// The same call under the inline budget.
+    pub fn inline(self) -> Self {
+        Self {
+            budget: Budget::Inline,
+            ..self
+        }
+    }
+}
+
+/// How long a call may run, by where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    /// On a blocking thread: up to [`EVM_CALL_TIMEOUT`], then [`ExecError::Timeout`].
+    Full,
+    /// On an async worker: up to [`EVM_INLINE_BUDGET`] and no costly precompile, then
+    /// [`ExecError::OverBudget`] (run it again under [`Budget::Full`]).
+    Inline,
 }
 
 impl std::fmt::Debug for CallEnv<'_> {
@@ -118,22 +148,59 @@ impl CallRequest {
     }
 }
 
-/// Inspector that halts execution once a wall-clock deadline has passed.
+/// Inspector that halts execution once a wall-clock deadline has passed (and, under
+/// [`Budget::Inline`], at the first costly precompile).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Deadline {
     at: Instant,
+    budget: Budget,
     steps: u64,
     pub(crate) expired: bool,
 }
 
 impl Deadline {
+    /// The full deadline, [`EVM_CALL_TIMEOUT`] from now.
     pub(crate) fn after_timeout() -> Self {
+        Self::new(Budget::Full)
+    }
+
+    /// The deadline of `at`'s budget, from now.
+    pub(crate) fn of(at: &CallEnv<'_>) -> Self {
+        Self::new(at.budget)
+    }
+
+    fn new(budget: Budget) -> Self {
+        let limit = match budget {
+            Budget::Full => EVM_CALL_TIMEOUT,
+            Budget::Inline => EVM_INLINE_BUDGET,
+        };
         Self {
-            at: Instant::now() + EVM_CALL_TIMEOUT,
+            at: Instant::now() + limit,
+            budget,
             steps: 0,
             expired: false,
         }
     }
+
+    /// The error of an expired deadline.
+    pub(crate) fn check(&self) -> Result<(), ExecError> {
+        match (self.expired, self.budget) {
+            (false, _) => Ok(()),
+            (true, Budget::Full) => Err(ExecError::Timeout(EVM_CALL_TIMEOUT)),
+            (true, Budget::Inline) => Err(ExecError::OverBudget),
+        }
+    }
+}
+
+/// Precompiles whose cost an inline run cannot bound by time: everything from modexp (0x05) up
+/// to P256VERIFY (0x100) and beyond in the precompile range. One call to them is one
+/// interpreter step that may take up to seconds (a pairing check or BLAKE2 rounds paid with
+/// millions of gas). ecrecover, SHA-256, RIPEMD-160 and identity stay inline: their time is
+/// bounded by the memory the call can pay for.
+pub(crate) fn is_costly_precompile(address: &Address) -> bool {
+    let bytes = address.as_slice();
+    bytes[..18].iter().all(|b| *b == 0)
+        && (0x05..0x200).contains(&u16::from_be_bytes([bytes[18], bytes[19]]))
 }
 
 impl<CTX> Inspector<CTX> for Deadline {
@@ -145,6 +212,19 @@ impl<CTX> Inspector<CTX> for Deadline {
         if self.expired {
             interp.halt(InstructionResult::OutOfGas);
         }
+    }
+
+    fn call(&mut self, _context: &mut CTX, inputs: &mut CallInputs) -> Option<CallOutcome> {
+        if self.budget == Budget::Inline && is_costly_precompile(&inputs.bytecode_address) {
+            self.expired = true;
+        }
+        self.expired.then(|| {
+            CallOutcome::new_oog(
+                inputs.gas_limit,
+                inputs.return_memory_offset.clone(),
+                inputs.reservoir,
+            )
+        })
     }
 }
 
@@ -277,11 +357,9 @@ where
 /// is [`ExecError::Halt`], an invalid request [`ExecError::InvalidTx`].
 pub fn call(at: CallEnv<'_>, req: &CallRequest) -> Result<CallOutput, ExecError> {
     let mut prepared = prepare(at, req)?;
-    let mut deadline = Deadline::after_timeout();
+    let mut deadline = Deadline::of(&at);
     let result = run_tx(&mut prepared.db, &prepared.env, prepared.tx, &mut deadline)?;
-    if deadline.expired {
-        return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-    }
+    deadline.check()?;
     match result {
         ExecutionResult::Success {
             gas, logs, output, ..
@@ -324,7 +402,7 @@ pub fn create_access_list(
     req: &CallRequest,
 ) -> Result<AccessListOutcome, ExecError> {
     let mut prepared = prepare(at, req)?;
-    let mut deadline = Deadline::after_timeout();
+    let mut deadline = Deadline::of(&at);
     let mut list = prepared.tx.access_list.clone();
     for _ in 0..ACCESS_LIST_MAX_ROUNDS {
         let mut tx = prepared.tx.clone();
@@ -340,9 +418,7 @@ pub fn create_access_list(
             tx,
             (&mut inspector, &mut deadline),
         )?;
-        if deadline.expired {
-            return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-        }
+        deadline.check()?;
         let found = inspector.into_access_list();
         let (gas_used, error) = match result {
             ExecutionResult::Success { gas, .. } => (gas.tx_gas_used(), None),
@@ -561,6 +637,7 @@ pub(crate) mod tests {
         .unwrap();
         let mut deadline = Deadline {
             at: Instant::now(),
+            budget: Budget::Full,
             steps: 0,
             expired: false,
         };
@@ -568,5 +645,41 @@ pub(crate) mod tests {
         let result = run_tx(&mut prepared.db, &prepared.env, tx, &mut deadline).unwrap();
         assert!(deadline.expired);
         assert!(result.is_halt());
+    }
+
+    #[test]
+    fn an_endless_loop_inline_moves_to_the_full_budget() {
+        let (spec, mut state, _) = contract_state();
+        let looper = address!("0x00000000000000000000000000000000c0de0003");
+        state.set_code(looper, hex!("5b5f56").into()); // JUMPDEST PUSH0 JUMP
+        let header = spec.genesis_header(state.state_root());
+        let req = CallRequest::new(TransactionRequest::default().to(looper), 0);
+        let err = call(CallEnv::new(&spec, &state, &header).inline(), &req).unwrap_err();
+        assert!(matches!(err, ExecError::OverBudget), "{err:?}");
+    }
+
+    #[test]
+    fn costly_precompiles_leave_the_inline_budget_cheap_ones_stay() {
+        let (spec, state, header) = contract_state();
+        let at = CallEnv::new(&spec, &state, &header);
+        let to = |n: u8| {
+            let mut a = [0u8; 20];
+            a[19] = n;
+            CallRequest::new(TransactionRequest::default().to(Address::from(a)), 0)
+        };
+        // The pairing check of no pairs: cheap here, but what it may cost is not bounded.
+        let err = call(at.inline(), &to(0x08)).unwrap_err();
+        assert!(matches!(err, ExecError::OverBudget), "{err:?}");
+        assert_eq!(call(at, &to(0x08)).unwrap().output[31], 1);
+        // Identity runs inline and answers what the full budget answers.
+        assert_eq!(
+            call(at.inline(), &to(0x04)).unwrap(),
+            call(at, &to(0x04)).unwrap()
+        );
+        assert!(is_costly_precompile(&Address::with_last_byte(0x05)));
+        assert!(!is_costly_precompile(&Address::with_last_byte(0x01)));
+        let mut p256 = [0u8; 20];
+        p256[18] = 0x01;
+        assert!(is_costly_precompile(&Address::from(p256)));
     }
 }

@@ -33,6 +33,10 @@ pub enum ExecError {
     /// The call ran longer than its deadline.
     #[error("execution aborted (timeout = {0:?})")]
     Timeout(Duration),
+    /// A call under the inline budget needs more (see `Budget::Inline`): the caller runs it
+    /// again on a blocking thread. Never an answer.
+    #[error("execution moved to a blocking thread")]
+    OverBudget,
     /// Reading the state failed.
     #[error(transparent)]
     Storage(#[from] StorageError),

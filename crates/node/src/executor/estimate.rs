@@ -20,7 +20,7 @@ use super::{
     call::{osaka_tx_cap, prepare, run_tx, CallEnv, CallRequest, Deadline, Prepared},
     error::{halt_message, ExecError},
 };
-use crate::constants::{ESTIMATE_GAS_ERROR_RATIO, EVM_CALL_TIMEOUT};
+use crate::constants::ESTIMATE_GAS_ERROR_RATIO;
 
 /// Gas of a plain value transfer.
 const TX_GAS: u64 = 21_000;
@@ -43,7 +43,7 @@ pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError
 
     let mut search = Search {
         prepared: &mut prepared,
-        deadline: Deadline::after_timeout(),
+        deadline: Deadline::of(&at),
     };
     // Run at the cap: if that fails, nothing below succeeds.
     let first = match search.run(hi)? {
@@ -134,9 +134,7 @@ impl Search<'_, '_> {
             tx,
             &mut self.deadline,
         );
-        if self.deadline.expired {
-            return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-        }
+        self.deadline.check()?;
         match result {
             Ok(result) if result.is_success() => Ok(Outcome::Ok(result)),
             Ok(result) => Ok(Outcome::Failed(result)),

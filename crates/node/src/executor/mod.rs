@@ -18,7 +18,9 @@ mod trace;
 pub use block::{
     build_block, execute_block, BlockOutput, BuildAttributes, BuiltBlock, IntermediateRoot,
 };
-pub use call::{call, create_access_list, AccessListOutcome, CallEnv, CallOutput, CallRequest};
+pub use call::{
+    call, create_access_list, AccessListOutcome, Budget, CallEnv, CallOutput, CallRequest,
+};
 pub use db::{DbError, StateDb};
 pub use error::ExecError;
 pub use estimate::estimate_gas;

@@ -53,7 +53,6 @@ use super::{
     error::{halt_message, invalid_tx_message, ExecError},
 };
 use crate::chainspec::ChainSpec;
-use crate::constants::EVM_CALL_TIMEOUT;
 use l2node_storage::{StateReader, StoredBlock};
 use l2node_trie::{OverlayTrie, TrieStore};
 
@@ -404,9 +403,7 @@ fn simulate_block(
             Err(other) => return Err(block_err(other).into()),
         }
         let (transfers, deadline) = executor.evm_mut().inspector_mut();
-        if deadline.expired {
-            return Err(ExecError::Timeout(EVM_CALL_TIMEOUT).into());
-        }
+        deadline.check()?;
         let result = result.expect("an executed transaction reports its result");
         let logs = if trace_transfers {
             transfers.take_logs()

@@ -34,7 +34,6 @@ use super::{
     CallEnv, CallRequest, ExecError,
 };
 use crate::chainspec::ChainSpec;
-use crate::constants::EVM_CALL_TIMEOUT;
 use l2node_storage::StateReader;
 
 fn tracer_err(e: impl std::fmt::Display) -> ExecError {
@@ -49,7 +48,7 @@ pub fn trace_call(
 ) -> Result<GethTrace, ExecError> {
     let mut prepared = prepare(at, req)?;
     let mut inspector = DebugInspector::new(opts).map_err(tracer_err)?;
-    let mut deadline = Deadline::after_timeout();
+    let mut deadline = Deadline::of(&at);
     let res = {
         let mut evm = EthEvmFactory::default().create_evm_with_inspector(
             &mut prepared.db,
@@ -58,9 +57,7 @@ pub fn trace_call(
         );
         evm.transact(prepared.tx.clone())?
     };
-    if deadline.expired {
-        return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-    }
+    deadline.check()?;
     inspector
         .get_result(
             None,
@@ -153,9 +150,7 @@ where
             let result = evm.transact(tx_env.clone())?;
             evm.disable_inspector();
             let (db, (tracer, deadline), _) = evm.components_mut();
-            if deadline.expired {
-                return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-            }
+            deadline.check()?;
             out.push(finish(
                 tracer,
                 Replayed {
@@ -307,7 +302,7 @@ pub fn parity_call(
 ) -> Result<TraceResults, ExecError> {
     let mut prepared = prepare(at, req)?;
     let mut inspector = TracingInspector::new(TracingInspectorConfig::from_parity_config(types));
-    let mut deadline = Deadline::after_timeout();
+    let mut deadline = Deadline::of(&at);
     let res = {
         let mut evm = EthEvmFactory::default().create_evm_with_inspector(
             &mut prepared.db,
@@ -316,9 +311,7 @@ pub fn parity_call(
         );
         evm.transact(prepared.tx.clone())?
     };
-    if deadline.expired {
-        return Err(ExecError::Timeout(EVM_CALL_TIMEOUT));
-    }
+    deadline.check()?;
     inspector
         .into_parity_builder()
         .into_trace_results_with_state(&res, types, &prepared.db)
