@@ -1,6 +1,7 @@
 //! The `l2node` binary: run a node, import a chain, estimate and send transactions, check health.
 
 mod args;
+mod db;
 mod fees;
 mod health;
 mod logging;
@@ -53,6 +54,7 @@ fn run_command() -> anyhow::Result<ExitCode> {
         Command::Send(args) => Ok(runtime.block_on(tx::send(*args))),
         Command::Health(args) => Ok(runtime.block_on(health::run(args))),
         Command::Devnet(args) => runtime.block_on(devnet(*args)).map(|()| ExitCode::SUCCESS),
+        Command::Db(args::DbCommand::Stats(args)) => db::stats(&args).map(|()| ExitCode::SUCCESS),
     }
 }
 

@@ -5,79 +5,20 @@
 //! BENCH_COLD_BLOCKS). `token.bin` is the init code of `e2e/contracts/Token.sol` as
 //! `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
 
-use std::{sync::Arc, time::Instant};
+use std::time::Instant;
 
-use alloy_consensus::{transaction::Recovered, Block, TxEip1559, TxEnvelope};
+use alloy_consensus::{transaction::Recovered, Block, TxEnvelope};
 use alloy_primitives::{Address, Bytes, TxKind, U256};
 use alloy_signer_local::PrivateKeySigner;
-use alloy_sol_types::{sol, SolCall, SolValue};
+use alloy_sol_types::{sol, SolCall};
 use l2node_node::chain::Chain;
-use l2node_node::chainspec::ChainSpec;
-use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
-use l2node_node::executor::{self, BuildAttributes};
-use l2node_node::test_utils;
-use l2node_storage::Storage;
+use l2node_node::dev::dev_accounts;
+
+mod common;
+use common::{env_or, fresh, open, produce, sign};
 
 sol! {
     function transfer(address to, uint256 value) returns (bool);
-}
-
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn open(dir: &std::path::Path) -> Chain {
-    let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
-    Chain::open(Storage::open(&dir.join("chain.redb")).unwrap(), spec).unwrap()
-}
-
-fn sign(
-    key: &PrivateKeySigner,
-    nonce: u64,
-    to: TxKind,
-    input: Bytes,
-    value: u64,
-    gas: u64,
-) -> Recovered<TxEnvelope> {
-    let tx = TxEip1559 {
-        chain_id: l2node_node::constants::DEV_CHAIN_ID,
-        nonce,
-        gas_limit: gas,
-        max_fee_per_gas: 1_000_000_000,
-        max_priority_fee_per_gas: 0,
-        to,
-        value: U256::from(value),
-        input,
-        access_list: Default::default(),
-    };
-    test_utils::sign(key, tx)
-}
-
-/// Builds and commits one block from `txs` the way the miner does.
-fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
-    let head = chain.head();
-    let state = chain.storage().state_at(None).unwrap();
-    let attrs = BuildAttributes {
-        timestamp: head.header.timestamp + 1,
-        gas_limit: head.header.gas_limit,
-        ..Default::default()
-    };
-    let built =
-        executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
-    drop(state);
-    let n = built.transactions.len();
-    assert!(
-        built.invalid.is_empty(),
-        "bench transactions are valid: {:?}",
-        built.invalid.first()
-    );
-    chain
-        .commit_built(built, [0u8; 32], &dev_sequencer())
-        .unwrap();
-    n
 }
 
 fn report(what: &str, txs: usize, secs: f64) {
@@ -195,9 +136,6 @@ fn main() {
     let blocks = env_or("BENCH_BLOCKS", 20);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
     // Every transfer pays a new account, so each block grows the state trie by `per_block` leaves.
-    let fresh = |k: &PrivateKeySigner, n: u64| {
-        Address::from_word(alloy_primitives::keccak256((k.address(), n).abi_encode()))
-    };
     run(
         "ETH transfers",
         blocks,

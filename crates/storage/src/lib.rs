@@ -12,6 +12,7 @@ mod logs;
 mod proof;
 mod reader;
 mod snapshot;
+mod stats;
 pub mod tables;
 mod unwind;
 mod write;
@@ -30,6 +31,7 @@ use tables::*;
 pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
 pub use logs::LogQuery;
 pub use reader::{StateAt, StateReader};
+pub use stats::{human_size, DbStats, Kind, TableUsage};
 pub use write::BlockToStore;
 
 /// Errors of the storage layer.
@@ -60,6 +62,13 @@ pub enum StorageError {
         /// The number that would extend the head.
         expected: u64,
     },
+}
+
+impl StorageError {
+    /// Whether the database is open in another process (a running node).
+    pub fn is_locked(&self) -> bool {
+        matches!(self, Self::Database(redb::Error::DatabaseAlreadyOpen))
+    }
 }
 
 // redb reports each operation with its own error type; all of them convert into `redb::Error`.

@@ -171,6 +171,29 @@ pub(crate) enum Command {
     /// one process; Ctrl-C stops both. Every node option of `run` (RPC, peer-to-peer, pool,
     /// Karma, storage) applies to both nodes; metrics cover the process.
     Devnet(Box<DevnetArgs>),
+    /// Inspect a stopped node's database.
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+/// `l2node db` subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum DbCommand {
+    /// Bytes per table and per kind of data (blocks, receipts, indexes, state, trie, history,
+    /// Karma) and per transaction. The node must be stopped (the database takes one process).
+    Stats(DbStatsArgs),
+}
+
+/// Arguments of `l2node db stats`.
+#[derive(Debug, Args)]
+pub(crate) struct DbStatsArgs {
+    /// The node's data directory (`l2node-data`, `l2node-data/dev` with --dev, or the
+    /// `sequencer` / `follower` directory of a devnet).
+    #[arg(long, value_name = "DIR", default_value = chain::RUN_DATA_PATH)]
+    pub data_path: PathBuf,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 impl Cli {
@@ -206,11 +229,13 @@ impl Cli {
                 Command::Devnet(Box::new(devnet.merge(file, &sub)))
             }
             Command::Import(import) => Command::Import(import.merge(file, &sub)),
-            Command::Estimate(_) | Command::Send(_) | Command::Health(_) => anyhow::bail!(
+            Command::Estimate(_) | Command::Send(_) | Command::Health(_) | Command::Db(_) => {
+                anyhow::bail!(
                 "--config-file {}: `l2node {name}` reads no config file (run, devnet and import \
                  do); give its options as flags",
                 file.name()
-            ),
+            )
+            }
         };
         Ok((
             Self {

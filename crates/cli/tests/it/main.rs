@@ -3,6 +3,7 @@
 mod common;
 mod config;
 mod crash;
+mod db;
 mod estimate_send;
 mod network;
 mod readme;

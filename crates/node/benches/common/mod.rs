@@ -1,0 +1,79 @@
+//! What the chain benches share: a dev chain in a directory, signed transfers, blocks built
+//! and committed the way the miner does.
+#![allow(dead_code)] // each bench uses its own part
+
+use std::sync::Arc;
+
+use alloy_consensus::{transaction::Recovered, TxEip1559, TxEnvelope};
+use alloy_primitives::{Address, Bytes, TxKind, U256};
+use alloy_signer_local::PrivateKeySigner;
+use alloy_sol_types::SolValue;
+use l2node_node::chain::Chain;
+use l2node_node::chainspec::ChainSpec;
+use l2node_node::dev::{dev_genesis, dev_sequencer};
+use l2node_node::executor::{self, BuildAttributes};
+use l2node_node::test_utils;
+use l2node_storage::Storage;
+
+pub(crate) fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+pub(crate) fn open(dir: &std::path::Path) -> Chain {
+    let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
+    Chain::open(Storage::open(&dir.join("chain.redb")).unwrap(), spec).unwrap()
+}
+
+pub(crate) fn sign(
+    key: &PrivateKeySigner,
+    nonce: u64,
+    to: TxKind,
+    input: Bytes,
+    value: u64,
+    gas: u64,
+) -> Recovered<TxEnvelope> {
+    let tx = TxEip1559 {
+        chain_id: l2node_node::constants::DEV_CHAIN_ID,
+        nonce,
+        gas_limit: gas,
+        max_fee_per_gas: 1_000_000_000,
+        max_priority_fee_per_gas: 0,
+        to,
+        value: U256::from(value),
+        input,
+        access_list: Default::default(),
+    };
+    test_utils::sign(key, tx)
+}
+
+/// Builds and commits one block from `txs` the way the miner does.
+pub(crate) fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
+    let head = chain.head();
+    let state = chain.storage().state_at(None).unwrap();
+    let attrs = BuildAttributes {
+        timestamp: head.header.timestamp + 1,
+        gas_limit: head.header.gas_limit,
+        ..Default::default()
+    };
+    let built =
+        executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
+    drop(state);
+    let n = built.transactions.len();
+    assert!(
+        built.invalid.is_empty(),
+        "bench transactions are valid: {:?}",
+        built.invalid.first()
+    );
+    chain
+        .commit_built(built, [0u8; 32], &dev_sequencer())
+        .unwrap();
+    n
+}
+
+/// A new address for the `n`th transfer of `key`: every transfer pays a new account.
+pub(crate) fn fresh(key: &PrivateKeySigner, n: u64) -> Address {
+    Address::from_word(alloy_primitives::keccak256((key.address(), n).abi_encode()))
+}
