@@ -1,35 +1,81 @@
 //! Byte layouts of stored records.
 
-use alloy_consensus::ReceiptEnvelope;
-use alloy_eips::eip2718::{Decodable2718, Encodable2718};
-use alloy_primitives::{Address, Bytes, B256, U256};
-use alloy_rlp::{Decodable, Encodable};
+use alloy_consensus::constants::KECCAK_EMPTY;
+use alloy_consensus::{Eip658Value, Receipt, ReceiptEnvelope, TxReceipt as _, TxType};
+use alloy_eips::eip2718::Decodable2718;
+use alloy_primitives::{Address, Bytes, Log, B256, U256};
+use alloy_rlp::{Decodable, Encodable, RlpDecodable, RlpEncodable};
 
 use super::StorageError;
 use l2node_trie::state::AccountState;
 
-/// Length of an encoded account: nonce (8) + balance (32) + code hash (32).
-pub(crate) const ACCOUNT_LEN: usize = 72;
+/// Length of an account in the first layout: nonce (8) ++ balance (32) ++ code hash (32). A
+/// compact record is never this long, so both read back.
+const ACCOUNT_LEN: usize = 72;
 
-pub(crate) fn encode_account(a: &AccountState) -> [u8; ACCOUNT_LEN] {
-    let mut out = [0u8; ACCOUNT_LEN];
-    out[..8].copy_from_slice(&a.nonce.to_be_bytes());
-    out[8..40].copy_from_slice(&a.balance.to_be_bytes::<32>());
-    out[40..].copy_from_slice(a.code_hash.as_slice());
+/// `flags` bit of a compact account: the code hash follows the balance (absent: no code).
+const HAS_CODE: u8 = 1;
+
+/// An account, compact: `flags (1) ++ nonce length (1) ++ nonce ++ balance ++ [code hash]`,
+/// nonce and balance big-endian without leading zeros. A new account paid one transfer takes
+/// 3 bytes where the first layout took 72; every `accounts` value and every `account_history`
+/// entry is one of these.
+pub(crate) fn encode_account(a: &AccountState) -> Vec<u8> {
+    let nonce = a.nonce.to_be_bytes();
+    let nonce = &nonce[a.nonce.leading_zeros() as usize / 8..];
+    let balance = a.balance.to_be_bytes::<32>();
+    let balance = &balance[a.balance.leading_zeros() / 8..];
+    let has_code = a.code_hash != KECCAK_EMPTY;
+    let mut out = Vec::with_capacity(2 + nonce.len() + balance.len() + 32);
+    out.push(if has_code { HAS_CODE } else { 0 });
+    out.push(nonce.len() as u8);
+    out.extend_from_slice(nonce);
+    if 2 + nonce.len() + balance.len() + if has_code { 32 } else { 0 } == ACCOUNT_LEN {
+        // One leading zero keeps it apart from the first layout.
+        out.push(0);
+    }
+    out.extend_from_slice(balance);
+    if has_code {
+        out.extend_from_slice(a.code_hash.as_slice());
+    }
     out
 }
 
 pub(crate) fn decode_account(bytes: &[u8]) -> Result<AccountState, StorageError> {
-    if bytes.len() != ACCOUNT_LEN {
-        return Err(corrupt(
+    if bytes.len() == ACCOUNT_LEN {
+        return Ok(AccountState {
+            nonce: u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")),
+            balance: U256::from_be_slice(&bytes[8..40]),
+            code_hash: B256::from_slice(&bytes[40..]),
+        });
+    }
+    let bad = || {
+        corrupt(
             "accounts",
             format!("account record of {} bytes", bytes.len()),
-        ));
+        )
+    };
+    let [flags, nonce_len, rest @ ..] = bytes else {
+        return Err(bad());
+    };
+    let nonce_len = usize::from(*nonce_len);
+    let code_len = if flags & HAS_CODE != 0 { 32 } else { 0 };
+    if nonce_len > 8 || rest.len() < nonce_len + code_len || rest.len() - nonce_len - code_len > 32
+    {
+        return Err(bad());
     }
+    let (nonce, rest) = rest.split_at(nonce_len);
+    let (balance, code) = rest.split_at(rest.len() - code_len);
+    let mut padded = [0u8; 8];
+    padded[8 - nonce_len..].copy_from_slice(nonce);
     Ok(AccountState {
-        nonce: u64::from_be_bytes(bytes[..8].try_into().expect("8 bytes")),
-        balance: U256::from_be_slice(&bytes[8..40]),
-        code_hash: B256::from_slice(&bytes[40..]),
+        nonce: u64::from_be_bytes(padded),
+        balance: U256::from_be_slice(balance),
+        code_hash: if code_len == 0 {
+            KECCAK_EMPTY
+        } else {
+            B256::from_slice(code)
+        },
     })
 }
 
@@ -64,21 +110,177 @@ pub(crate) fn encode_rlp<T: Encodable>(value: &T) -> Vec<u8> {
     alloy_rlp::encode(value)
 }
 
+/// First byte of a block's receipts in the compact form. The earlier form, an RLP list of
+/// EIP-2718 receipts, starts with a list prefix (0xc0 or above), so both read back.
+const COMPACT_RECEIPTS: u8 = 0x01;
+
+/// A receipt as stored: its transaction type, status, cumulative gas and logs. The 256-byte
+/// logs bloom is left out (it was most of a transfer's receipt) and computed again from the
+/// logs when read, as reth does.
+#[derive(RlpEncodable, RlpDecodable)]
+struct CompactReceipt {
+    ty: u8,
+    status: Eip658Value,
+    cumulative_gas_used: u64,
+    logs: Vec<Log>,
+}
+
 pub(crate) fn encode_receipts(receipts: &[ReceiptEnvelope]) -> Vec<u8> {
-    let list: Vec<Bytes> = receipts.iter().map(|r| r.encoded_2718().into()).collect();
-    alloy_rlp::encode(&list)
+    let list: Vec<CompactReceipt> = receipts
+        .iter()
+        .map(|r| CompactReceipt {
+            ty: r.tx_type() as u8,
+            status: r.status_or_post_state(),
+            cumulative_gas_used: r.cumulative_gas_used(),
+            logs: r.logs().to_vec(),
+        })
+        .collect();
+    let mut out = vec![COMPACT_RECEIPTS];
+    list.encode(&mut out);
+    out
 }
 
 pub(crate) fn decode_receipts(bytes: &[u8]) -> Result<Vec<ReceiptEnvelope>, StorageError> {
-    let list: Vec<Bytes> = decode_rlp("receipts", bytes)?;
-    list.iter()
-        .map(|b| {
-            ReceiptEnvelope::decode_2718(&mut b.as_ref())
-                .map_err(|e| corrupt("receipts", e.to_string()))
+    let Some(compact) = bytes.strip_prefix(&[COMPACT_RECEIPTS]) else {
+        let list: Vec<Bytes> = decode_rlp("receipts", bytes)?;
+        return list
+            .iter()
+            .map(|b| {
+                ReceiptEnvelope::decode_2718(&mut b.as_ref())
+                    .map_err(|e| corrupt("receipts", e.to_string()))
+            })
+            .collect();
+    };
+    let list: Vec<CompactReceipt> = decode_rlp("receipts", compact)?;
+    list.into_iter()
+        .map(|r| {
+            let ty = TxType::try_from(r.ty)
+                .map_err(|e| corrupt("receipts", format!("transaction type: {e}")))?;
+            let receipt = Receipt {
+                status: r.status,
+                cumulative_gas_used: r.cumulative_gas_used,
+                logs: r.logs,
+            };
+            Ok(ReceiptEnvelope::from_typed(ty, receipt.with_bloom()))
         })
         .collect()
 }
 
 pub(crate) fn corrupt(table: &'static str, reason: String) -> StorageError {
     StorageError::Corrupt { table, reason }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloy_eips::eip2718::Encodable2718;
+    use alloy_primitives::{address, b256, LogData};
+
+    use super::*;
+
+    fn receipts() -> Vec<ReceiptEnvelope> {
+        let log = Log {
+            address: address!("0x00000000000000000000000000000000000000aa"),
+            data: LogData::new_unchecked(
+                vec![b256!(
+                    "0x1111111111111111111111111111111111111111111111111111111111111111"
+                )],
+                Bytes::from_static(b"data"),
+            ),
+        };
+        let receipt = |status: Eip658Value, gas, logs: Vec<Log>| {
+            Receipt {
+                status,
+                cumulative_gas_used: gas,
+                logs,
+            }
+            .with_bloom()
+        };
+        vec![
+            // Before Byzantium a receipt carries the post-state root.
+            ReceiptEnvelope::Legacy(receipt(
+                Eip658Value::PostState(B256::repeat_byte(7)),
+                21_000,
+                vec![],
+            )),
+            ReceiptEnvelope::Eip1559(receipt(
+                Eip658Value::Eip658(true),
+                72_000,
+                vec![log.clone()],
+            )),
+            ReceiptEnvelope::Eip4844(receipt(Eip658Value::Eip658(false), 90_000, vec![])),
+            ReceiptEnvelope::Eip7702(receipt(
+                Eip658Value::Eip658(true),
+                120_000,
+                vec![log.clone(), log],
+            )),
+        ]
+    }
+
+    #[test]
+    fn accounts_round_trip_compact_and_the_first_layout_still_reads() {
+        let accounts = [
+            AccountState::default(),
+            AccountState {
+                nonce: 0,
+                balance: U256::from(1),
+                code_hash: KECCAK_EMPTY,
+            },
+            AccountState {
+                nonce: u64::MAX,
+                balance: U256::MAX,
+                code_hash: B256::repeat_byte(3),
+            },
+            // 2 + 8 + 30 + 32 = 72 bytes: padded to 73.
+            AccountState {
+                nonce: u64::MAX,
+                balance: U256::from(1) << 233,
+                code_hash: B256::repeat_byte(4),
+            },
+        ];
+        for a in accounts {
+            let stored = encode_account(&a);
+            assert_ne!(stored.len(), ACCOUNT_LEN);
+            assert_eq!(decode_account(&stored).unwrap(), a);
+            let mut first = [0u8; ACCOUNT_LEN];
+            first[..8].copy_from_slice(&a.nonce.to_be_bytes());
+            first[8..40].copy_from_slice(&a.balance.to_be_bytes::<32>());
+            first[40..].copy_from_slice(a.code_hash.as_slice());
+            assert_eq!(decode_account(&first).unwrap(), a);
+        }
+        let transfer = AccountState {
+            nonce: 0,
+            balance: U256::from(1),
+            code_hash: KECCAK_EMPTY,
+        };
+        assert_eq!(encode_account(&transfer).len(), 3);
+        assert!(decode_account(&[0, 9, 1]).is_err());
+        assert!(decode_account(&[1, 0, 1]).is_err());
+    }
+
+    #[test]
+    fn receipts_round_trip_without_their_blooms() {
+        let receipts = receipts();
+        let stored = encode_receipts(&receipts);
+        assert_eq!(decode_receipts(&stored).unwrap(), receipts);
+        let full: usize = receipts.iter().map(|r| r.encode_2718_len()).sum();
+        assert!(
+            stored.len() + 4 * 256 <= full + 16,
+            "{} vs {full}",
+            stored.len()
+        );
+    }
+
+    #[test]
+    fn receipts_in_the_earlier_form_still_read() {
+        let receipts = receipts();
+        let list: Vec<Bytes> = receipts.iter().map(|r| r.encoded_2718().into()).collect();
+        assert_eq!(
+            decode_receipts(&alloy_rlp::encode(&list)).unwrap(),
+            receipts
+        );
+        assert_eq!(
+            decode_receipts(&alloy_rlp::encode(Vec::<Bytes>::new())).unwrap(),
+            vec![]
+        );
+    }
 }
