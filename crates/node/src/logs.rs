@@ -185,9 +185,9 @@ impl LogSearch {
             if !filter.matches_bloom(block.header.logs_bloom) {
                 continue;
             }
-            let receipts = storage.receipts(n)?.unwrap_or_default();
+            let receipts = storage.receipt_logs(n)?.unwrap_or_default();
             let before = out.len();
-            collect_block_logs(filter, &block, &receipts, &mut out);
+            collect_block_logs(filter, &block, receipts.iter().map(Vec::as_slice), &mut out);
             let max = self.max_logs;
             if max > 0 && out.len() > max {
                 if paged {
@@ -211,20 +211,44 @@ impl LogSearch {
     }
 }
 
-/// Appends the logs of one block that match `filter`.
-pub fn collect_block_logs(
+/// Appends the logs of one block that match `filter`; `receipts` are the logs of each of its
+/// transactions (receipt order). A transaction's hash is computed only when one of its logs
+/// matches.
+pub fn collect_block_logs<'r>(
     filter: &Filter,
     block: &StoredBlock,
-    receipts: &[ReceiptEnvelope],
+    receipts: impl IntoIterator<Item = &'r [alloy_primitives::Log]>,
     out: &mut Vec<Log>,
 ) {
     let mut log_index = 0;
-    for (i, r) in receipts.iter().enumerate() {
-        let logs = tx_logs(block, r, i, log_index);
+    for (i, logs) in receipts.into_iter().enumerate() {
+        let mut tx_hash = None;
+        for (j, l) in logs.iter().enumerate() {
+            if filter.matches_address(l.address) && filter.matches_topics(l.topics()) {
+                let hash = *tx_hash.get_or_insert_with(|| block.body.transactions[i].trie_hash());
+                out.push(rpc_log(block, hash, i, log_index + j, l));
+            }
+        }
         log_index += logs.len();
-        out.extend(logs.into_iter().filter(|l| {
-            filter.matches_address(l.inner.address) && filter.matches_topics(l.inner.topics())
-        }));
+    }
+}
+
+fn rpc_log(
+    block: &StoredBlock,
+    tx_hash: B256,
+    index: usize,
+    log_index: usize,
+    log: &alloy_primitives::Log,
+) -> Log {
+    Log {
+        inner: log.clone(),
+        block_hash: Some(block.hash),
+        block_number: Some(block.header.number),
+        block_timestamp: Some(block.header.timestamp),
+        transaction_hash: Some(tx_hash),
+        transaction_index: Some(index as u64),
+        log_index: Some(log_index as u64),
+        removed: false,
     }
 }
 
@@ -241,15 +265,6 @@ pub fn tx_logs(
         .logs()
         .iter()
         .enumerate()
-        .map(|(i, l)| Log {
-            inner: l.clone(),
-            block_hash: Some(block.hash),
-            block_number: Some(block.header.number),
-            block_timestamp: Some(block.header.timestamp),
-            transaction_hash: Some(tx_hash),
-            transaction_index: Some(index as u64),
-            log_index: Some((first_log_index + i) as u64),
-            removed: false,
-        })
+        .map(|(i, l)| rpc_log(block, tx_hash, index, first_log_index + i, l))
         .collect()
 }

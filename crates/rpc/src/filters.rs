@@ -218,7 +218,12 @@ impl Filters {
                 for (block, receipts) in taken_back(reorgs, next, from) {
                     let n = block.header.number;
                     if n >= from && n <= to {
-                        collect_block_logs(filter, &block, &receipts, &mut out);
+                        collect_block_logs(
+                            filter,
+                            &block,
+                            receipts.iter().map(|r| r.logs()),
+                            &mut out,
+                        );
                     }
                 }
                 out.iter_mut().for_each(|l| l.removed = true);

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use alloy_consensus::ReceiptEnvelope;
 use alloy_rpc_types_eth::Filter;
 use jsonrpsee::{
     core::{async_trait, SubscriptionResult},
@@ -161,11 +162,12 @@ async fn forward_logs(
     mut reorgs: broadcast::Receiver<Arc<Reorg>>,
     filter: Filter,
 ) {
-    let matching = |block: &l2node_storage::StoredBlock, receipts: &[_], out: &mut Vec<_>| {
-        if filter.matches_bloom(block.header.logs_bloom) {
-            collect_block_logs(&filter, block, receipts, out);
-        }
-    };
+    let matching =
+        |block: &l2node_storage::StoredBlock, receipts: &[ReceiptEnvelope], out: &mut Vec<_>| {
+            if filter.matches_bloom(block.header.logs_bloom) {
+                collect_block_logs(&filter, block, receipts.iter().map(|r| r.logs()), out);
+            }
+        };
     loop {
         let mut logs = Vec::new();
         // Biased: a reorganisation is announced before the new chain's blocks, and its

@@ -166,6 +166,20 @@ pub(crate) fn decode_receipts(bytes: &[u8]) -> Result<Vec<ReceiptEnvelope>, Stor
         .collect()
 }
 
+/// The logs of each receipt of a block's stored receipts, without computing blooms.
+pub(crate) fn decode_receipt_logs(bytes: &[u8]) -> Result<Vec<Vec<Log>>, StorageError> {
+    match bytes.strip_prefix(&[COMPACT_RECEIPTS]) {
+        Some(compact) => Ok(decode_rlp::<Vec<CompactReceipt>>("receipts", compact)?
+            .into_iter()
+            .map(|r| r.logs)
+            .collect()),
+        None => Ok(decode_receipts(bytes)?
+            .into_iter()
+            .map(|r| r.logs().to_vec())
+            .collect()),
+    }
+}
+
 pub(crate) fn corrupt(table: &'static str, reason: String) -> StorageError {
     StorageError::Corrupt { table, reason }
 }
@@ -262,6 +276,8 @@ mod tests {
         let receipts = receipts();
         let stored = encode_receipts(&receipts);
         assert_eq!(decode_receipts(&stored).unwrap(), receipts);
+        let logs: Vec<Vec<Log>> = receipts.iter().map(|r| r.logs().to_vec()).collect();
+        assert_eq!(decode_receipt_logs(&stored).unwrap(), logs);
         let full: usize = receipts.iter().map(|r| r.encode_2718_len()).sum();
         assert!(
             stored.len() + 4 * 256 <= full + 16,

@@ -271,6 +271,20 @@ impl Storage {
             .transpose()
     }
 
+    /// The logs of each receipt of canonical block `number`, without building the receipts'
+    /// blooms (log search checks the header's bloom and needs only the logs).
+    pub fn receipt_logs(
+        &self,
+        number: u64,
+    ) -> Result<Option<Vec<Vec<alloy_primitives::Log>>>, StorageError> {
+        let snap = self.snapshot()?;
+        let table = snap.table(&snap.receipts)?;
+        table
+            .get(number)?
+            .map(|v| codec::decode_receipt_logs(v.value()))
+            .transpose()
+    }
+
     /// Block number and index of a transaction.
     pub fn tx_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
         let snap = self.snapshot()?;
