@@ -79,6 +79,30 @@ pub(crate) fn decode_account(bytes: &[u8]) -> Result<AccountState, StorageError>
     })
 }
 
+/// First byte of a header stored with its hash: `0x01 ++ hash (32) ++ RLP header`. The earlier
+/// form, the RLP alone, starts with a list prefix (0xc0 or above), so both read back. Keeping
+/// the hash saves a keccak of the header on every read of a block or log (33 bytes a block).
+const HASHED_HEADER: u8 = 0x01;
+
+/// A header as stored: its hash, then its RLP.
+pub(crate) fn encode_header(rlp: &[u8], hash: &B256) -> Vec<u8> {
+    let mut out = Vec::with_capacity(33 + rlp.len());
+    out.push(HASHED_HEADER);
+    out.extend_from_slice(hash.as_slice());
+    out.extend_from_slice(rlp);
+    out
+}
+
+/// The hash and RLP of a stored header (the hash computed for the earlier form).
+pub(crate) fn header_parts(stored: &[u8]) -> (B256, &[u8]) {
+    match stored {
+        [HASHED_HEADER, rest @ ..] if rest.len() >= 32 => {
+            (B256::from_slice(&rest[..32]), &rest[32..])
+        }
+        rlp => (alloy_primitives::keccak256(rlp), rlp),
+    }
+}
+
 /// Key of a storage slot: address ++ slot.
 pub(crate) fn slot_key(address: &Address, slot: &U256) -> [u8; 52] {
     let mut k = [0u8; 52];
@@ -269,6 +293,15 @@ mod tests {
         assert_eq!(encode_account(&transfer).len(), 3);
         assert!(decode_account(&[0, 9, 1]).is_err());
         assert!(decode_account(&[1, 0, 1]).is_err());
+    }
+
+    #[test]
+    fn headers_keep_their_hash_and_the_earlier_form_still_reads() {
+        let rlp = alloy_rlp::encode(alloy_consensus::Header::default());
+        let hash = alloy_primitives::keccak256(&rlp);
+        let stored = encode_header(&rlp, &hash);
+        assert_eq!(header_parts(&stored), (hash, rlp.as_slice()));
+        assert_eq!(header_parts(&rlp), (hash, rlp.as_slice()));
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl Storage {
         let table = snap.table(&snap.headers)?;
         table
             .get(number)?
-            .map(|v| codec::decode_rlp("headers", v.value()))
+            .map(|v| codec::decode_rlp("headers", codec::header_parts(v.value()).1))
             .transpose()
     }
 
@@ -230,10 +230,8 @@ impl Storage {
             .table(&snap.headers)?
             .get(number)?
             .map(|v| {
-                // The hash is keccak256 of the stored RLP: no re-encoding needed.
-                let raw = v.value();
-                codec::decode_rlp::<Header>("headers", raw)
-                    .map(|h| (h, alloy_primitives::keccak256(raw)))
+                let (hash, rlp) = codec::header_parts(v.value());
+                codec::decode_rlp::<Header>("headers", rlp).map(|h| (h, hash))
             })
             .transpose()?
         else {

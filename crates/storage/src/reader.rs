@@ -127,7 +127,7 @@ impl StateReader for StateAt {
     fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
         let snap = &self.snap;
         match snap.table(&snap.headers)?.get(number)? {
-            Some(v) => Ok(alloy_primitives::keccak256(v.value())),
+            Some(v) => Ok(codec::header_parts(v.value()).0),
             None => Ok(B256::ZERO),
         }
     }

@@ -151,13 +151,12 @@ fn unwind_state(
 /// Removes block `number`'s header, body, senders, receipts and its entries in the hash,
 /// transaction and log indexes.
 fn unwind_block(tx: &WriteTransaction, number: u64) -> Result<(), StorageError> {
-    let header_rlp = tx
+    let hash = tx
         .open_table(HEADERS)?
         .remove(number)?
-        .map(|v| v.value().to_vec())
+        .map(|v| codec::header_parts(v.value()).0)
         .ok_or_else(|| codec::corrupt("headers", format!("block {number} is missing")))?;
-    tx.open_table(HASH_TO_NUMBER)?
-        .remove(&alloy_primitives::keccak256(&header_rlp).0)?;
+    tx.open_table(HASH_TO_NUMBER)?.remove(&hash.0)?;
     if let Some(body) = tx.open_table(BODIES)?.remove(number)? {
         let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
         let mut tx_index = tx.open_table(TX_INDEX)?;

@@ -181,7 +181,7 @@ fn write_block(
     let header_rlp = codec::encode_rlp(&block.header);
     let hash = alloy_primitives::keccak256(&header_rlp);
     tx.open_table(HEADERS)?
-        .insert(number, header_rlp.as_slice())?;
+        .insert(number, codec::encode_header(&header_rlp, &hash).as_slice())?;
     tx.open_table(HASH_TO_NUMBER)?.insert(&hash.0, number)?;
     tx.open_table(BODIES)?
         .insert(number, codec::encode_rlp(&block.body).as_slice())?;
