@@ -194,6 +194,7 @@ fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
         &args.data_dir(),
         spec,
         args.storage.db_cache_size,
+        args.storage.window()?,
     )?;
     let started = Instant::now();
     let bar = logging::progress_bar();

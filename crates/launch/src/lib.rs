@@ -51,6 +51,8 @@ pub struct NodeConfig {
     pub p2p: Option<P2pConfig>,
     /// Database page cache in bytes (`--db-cache-size`).
     pub db_cache_bytes: usize,
+    /// Blocks of state and trie history kept (`--history-window`); `None`: all (archive).
+    pub history_window: Option<u64>,
 }
 
 /// How this node operates the Karma policy.
@@ -233,10 +235,11 @@ pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
 /// Starts a node.
 pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let data_dir = cfg.data_dir.clone();
-    let (spec, cache) = (cfg.spec.clone(), cfg.db_cache_bytes);
-    let chain = tokio::task::spawn_blocking(move || open_chain_with_cache(&data_dir, spec, cache))
-        .await
-        .expect("open task")?;
+    let (spec, cache, window) = (cfg.spec.clone(), cfg.db_cache_bytes, cfg.history_window);
+    let chain =
+        tokio::task::spawn_blocking(move || open_chain_with_cache(&data_dir, spec, cache, window))
+            .await
+            .expect("open task")?;
     let mut pool_cfg = cfg.pool.clone();
     pool_cfg
         .journal_path

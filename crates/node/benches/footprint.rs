@@ -4,7 +4,9 @@
 //!
 //! `cargo bench -p l2node-node --bench footprint` (env: BENCH_FOOTPRINT_TXS, default 100,000;
 //! BENCH_TXS_PER_BLOCK, default 1,400: 320,000 transfers in 228 blocks is the chain the
-//! footprint issue measured).
+//! footprint issue measured; BENCH_HISTORY_WINDOW: a pruned node keeping that many blocks of
+//! state history, at least 128). It prints the file's size at every tenth of the run: an
+//! archive grows with the chain, a pruned node's history stops growing once the window is full.
 
 use std::{os::unix::fs::MetadataExt as _, time::Instant};
 
@@ -13,17 +15,26 @@ use l2node_node::dev::dev_accounts;
 use l2node_storage::human_size;
 
 mod common;
-use common::{env_or, fresh, open, produce, sign};
+use common::{env_or, fresh, open_with_window, produce, sign};
 
 fn main() {
     let total = env_or("BENCH_FOOTPRINT_TXS", 100_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
     let keys = dev_accounts();
     let dir = tempfile::tempdir().unwrap();
-    let chain = open(dir.path());
+    let window = std::env::var("BENCH_HISTORY_WINDOW")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let chain = open_with_window(dir.path(), window);
+    let on_disk = || {
+        std::fs::metadata(dir.path().join("chain.redb"))
+            .map(|m| m.blocks() * 512)
+            .unwrap_or(0)
+    };
     let mut nonces = vec![0u64; keys.len()];
     let start = Instant::now();
     let mut done = 0;
+    let mut next_report = total / 10;
     while done < total {
         let txs = (done..total.min(done + per_block))
             .map(|i| {
@@ -41,15 +52,29 @@ fn main() {
             })
             .collect();
         done += produce(&chain, txs);
+        if done >= next_report {
+            next_report += total / 10;
+            let stats = chain.storage().stats().unwrap();
+            println!(
+                "block {}: {done} transfers, chain.redb {} on disk, tables {}",
+                chain.head().header.number,
+                human_size(on_disk()),
+                human_size(stats.total())
+            );
+        }
     }
     let secs = start.elapsed().as_secs_f64();
     let head = chain.head().header.number;
     let stats = chain.storage().stats().unwrap();
     drop(chain);
     let file = std::fs::metadata(dir.path().join("chain.redb")).unwrap();
+    let mode = window.map_or("archive".to_owned(), |w| {
+        format!("history window {w} blocks")
+    });
     println!(
-        "footprint: {done} transfers to new addresses in {head} blocks ({secs:.1} s to sign and \
-         produce); chain.redb {} on disk ({} apparent), {:.0} B per transfer on disk\n",
+        "\nfootprint ({mode}): {done} transfers to new addresses in {head} blocks ({secs:.1} s \
+         to sign and produce); chain.redb {} on disk ({} apparent), {:.0} B per transfer on \
+         disk\n",
         human_size(file.blocks() * 512),
         human_size(file.len()),
         (file.blocks() * 512) as f64 / done as f64,

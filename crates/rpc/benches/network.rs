@@ -63,6 +63,7 @@ fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig 
             sequencer,
         }),
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
+        history_window: None,
     }
 }
 

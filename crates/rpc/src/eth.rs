@@ -745,7 +745,7 @@ impl EthApiServer for EthRpc {
         let prove = move || {
             chain.storage().proof(address, &keys, n)?.map_err(|first| {
                 RpcError::NotFound(format!(
-                    "no state proof for block {n}: this database keeps the trie history from block {first} (it was created by an older l2node); ask for block {first} or later"
+                    "no state proof for block {n}: this node keeps the trie history from block {first} (a pruned node, --history-window, or a database from an older l2node); ask for block {first} or later, or an archive node"
                 ))
             })
         };
@@ -807,22 +807,24 @@ impl EthApiServer for EthRpc {
 
     async fn capabilities(&self) -> JsonRpcResult<Capabilities> {
         let head = self.chain.head();
-        // An archive node: every kind of history is kept from genesis.
+        // Blocks, receipts, transactions and logs are kept from genesis; state from the first
+        // block of the history window on a pruned node (genesis on an archive node).
         let kept = HistoryCapability {
             disabled: false,
             oldest_block: Some(U64::ZERO),
         };
-        let first_proof = self
-            .chain
-            .storage()
-            .first_proof_block()
-            .map_err(RpcError::from)?;
+        let storage = self.chain.storage();
+        let first_proof = storage.first_proof_block().map_err(RpcError::from)?;
+        let first_state = storage.first_state_block().map_err(RpcError::from)?;
         Ok(Capabilities {
             head: CapabilitiesHead {
                 number: U64::from(head.header.number),
                 hash: head.hash,
             },
-            state: kept,
+            state: HistoryCapability {
+                disabled: false,
+                oldest_block: Some(U64::from(first_state)),
+            },
             tx: kept,
             logs: kept,
             receipts: kept,

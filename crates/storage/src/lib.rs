@@ -10,6 +10,7 @@ mod exclusions;
 mod karma;
 mod logs;
 mod proof;
+mod prune;
 mod reader;
 mod snapshot;
 mod stats;
@@ -30,6 +31,7 @@ use tables::*;
 /// machine without starving the OS page cache (`--db-cache-size` changes it).
 pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
 pub use logs::LogQuery;
+pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
 pub use stats::{human_size, DbStats, Kind, TableUsage};
 pub use write::BlockToStore;
@@ -53,6 +55,20 @@ pub enum StorageError {
         table: &'static str,
         /// What failed to decode.
         reason: String,
+    },
+    /// The state of a block older than the history window was asked for.
+    #[error(
+        "state at block {block} is pruned: this node keeps the state of the last {window} \
+         blocks (from block {oldest}, --history-window); ask an archive node (one run without \
+         --history-window) for older blocks"
+    )]
+    Pruned {
+        /// The block asked for.
+        block: u64,
+        /// The oldest block whose state is kept.
+        oldest: u64,
+        /// Blocks of state history kept.
+        window: u64,
     },
     /// A block that is not the successor of the current head was offered.
     #[error("block {number} does not extend the head (expected {expected})")]
@@ -94,6 +110,8 @@ db_err!(
 pub struct Storage {
     db: Arc<redb::Database>,
     snapshots: Arc<snapshot::Snapshots>,
+    /// Blocks of state and trie history kept (`--history-window`); `None`: all (archive).
+    history_window: Option<u64>,
 }
 
 impl std::fmt::Debug for Storage {
@@ -142,10 +160,24 @@ impl Storage {
         let storage = Self {
             db: Arc::new(db),
             snapshots: Default::default(),
+            history_window: None,
         };
         storage.create_tables()?;
         storage.snapshots.refresh(&storage.db);
         Ok(storage)
+    }
+
+    /// Keeps the state and trie history of the last `window` blocks only (a pruned node);
+    /// `None` keeps all of it (an archive node). The window is at least
+    /// [`MIN_HISTORY_WINDOW`].
+    pub fn with_history_window(mut self, window: Option<u64>) -> Self {
+        self.history_window = window.map(|w| w.max(MIN_HISTORY_WINDOW));
+        self
+    }
+
+    /// Blocks of state history kept, `None` on an archive node.
+    pub fn history_window(&self) -> Option<u64> {
+        self.history_window
     }
 
     fn create_tables(&self) -> Result<(), StorageError> {
@@ -180,6 +212,7 @@ impl Storage {
         tx.open_table(KARMA_OPERATOR_DENY)?;
         tx.open_table(TX_EXCLUSIONS)?;
         tx.open_table(TX_EXCLUSIONS_BY_TIME)?;
+        tx.open_table(PRUNE_CURSORS)?;
         tx.commit()?;
         Ok(())
     }
@@ -289,13 +322,25 @@ impl Storage {
         Ok(snap.table(&snap.tx_index)?.get(&hash.0)?.map(|v| v.value()))
     }
 
-    /// The state as of block `number` (`None` = the head), as a consistent snapshot.
+    /// The state as of block `number` (`None` = the head), as a consistent snapshot;
+    /// [`StorageError::Pruned`] for a block before the history window.
     pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
-        Ok(StateAt::new(
-            self.snapshot()?,
-            self.snapshots.clone(),
-            number,
-        ))
+        let snap = self.snapshot()?;
+        if let (Some(block), Some(head)) = (number, snap.head) {
+            if block < snap.state_from && block < head {
+                return Err(StorageError::Pruned {
+                    block,
+                    oldest: snap.state_from,
+                    window: self.history_window.unwrap_or(head - snap.state_from),
+                });
+            }
+        }
+        Ok(StateAt::new(snap, self.snapshots.clone(), number))
+    }
+
+    /// The first block whose state this database can read: 0 on an archive node.
+    pub fn first_state_block(&self) -> Result<u64, StorageError> {
+        Ok(self.snapshot()?.state_from)
     }
 }
 

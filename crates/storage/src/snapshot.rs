@@ -18,7 +18,7 @@ use super::{
     StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
     LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::{KARMA_DENY, KARMA_TIERS, KARMA_USAGE};
+use crate::tables::{KARMA_DENY, KARMA_TIERS, KARMA_USAGE, STATE_HISTORY_FROM};
 
 /// A table of a snapshot, opened on first use.
 pub(crate) struct Lazy<K: redb::Key + 'static, V: redb::Value + 'static> {
@@ -40,6 +40,8 @@ pub(crate) struct Snapshot {
     tx: Mutex<ReadTransaction>,
     /// Canonical head in this snapshot (`None` before genesis).
     pub(crate) head: Option<u64>,
+    /// The first block whose state can be read (see `prune.rs`).
+    pub(crate) state_from: u64,
     pub(crate) headers: Lazy<u64, &'static [u8]>,
     pub(crate) hash_to_number: Lazy<&'static [u8; 32], u64>,
     pub(crate) bodies: Lazy<u64, &'static [u8]>,
@@ -60,10 +62,14 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     fn new(tx: ReadTransaction) -> Result<Self, StorageError> {
-        let head = tx.open_table(META)?.get("head")?.map(|v| v.value());
+        let meta = tx.open_table(META)?;
+        let head = meta.get("head")?.map(|v| v.value());
+        let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
+        drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),
             head,
+            state_from,
             headers: Lazy::new(HEADERS),
             hash_to_number: Lazy::new(HASH_TO_NUMBER),
             bodies: Lazy::new(BODIES),

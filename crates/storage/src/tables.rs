@@ -9,6 +9,11 @@ pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// `META` key: the first block whose trie can be proved. 0 for a database created with trie
 /// history; a database written before it was kept proves blocks after its head at the upgrade.
 pub const TRIE_HISTORY_FROM: &str = "trie_history_from";
+/// `META` key: the first block whose state can be read. 0 on an archive node; a node with
+/// `--history-window` moves it forward as it prunes state and trie history.
+pub const STATE_HISTORY_FROM: &str = "state_history_from";
+/// history table name -> the key the pruning sweep continues from (see `prune.rs`).
+pub const PRUNE_CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("prune_cursors");
 /// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
 /// `serde_json` writes for `alloy_genesis::Genesis`); compared with the configured genesis on
 /// every start.

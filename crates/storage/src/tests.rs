@@ -248,3 +248,79 @@ fn reopened_database_resumes_at_the_committed_head() {
     assert_eq!(s.head_number().unwrap(), Some(1));
     assert_eq!(s.block(1).unwrap().unwrap().hash, hash);
 }
+
+#[test]
+fn a_pruned_node_reads_within_its_window_refuses_beyond_and_stops_growing() {
+    let (_dir, s) = open();
+    let s = s.with_history_window(Some(1));
+    let window = s.history_window().unwrap();
+    assert_eq!(window, MIN_HISTORY_WINDOW, "raised to the minimum");
+    let a = Address::repeat_byte(1);
+    let slot = U256::from(7);
+    let history_len = |s: &Storage| {
+        use redb::{ReadableDatabase, ReadableTableMetadata};
+        let tx = s.db.begin_read().unwrap();
+        [
+            tx.open_table(ACCOUNT_HISTORY).unwrap().len().unwrap(),
+            tx.open_table(STORAGE_HISTORY).unwrap().len().unwrap(),
+            tx.open_table(crate::tables::TRIE_HISTORY)
+                .unwrap()
+                .len()
+                .unwrap(),
+        ]
+    };
+    let blocks = 4 * window;
+    let mut lens = Vec::new();
+    for n in 0..=blocks {
+        // Every block changes the account, a slot and a fresh account: history grows each block.
+        let fresh = Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
+        commit(
+            &s,
+            n,
+            &[
+                account(a, n + 1, vec![(slot, U256::from(n + 1))]),
+                account(fresh, 1, vec![]),
+            ],
+            vec![],
+        );
+        lens.push(history_len(&s));
+    }
+    let oldest = blocks - window;
+    assert_eq!(s.first_state_block().unwrap(), oldest);
+    assert_eq!(s.first_proof_block().unwrap(), oldest);
+    // Within the window: each block's own state, from history.
+    for n in [oldest, oldest + 1, blocks - 1, blocks] {
+        let state = s.state_at(Some(n)).unwrap();
+        assert_eq!(
+            state.account_state(a).unwrap().unwrap().nonce,
+            n + 1,
+            "block {n}"
+        );
+        assert_eq!(
+            state.storage(a, slot).unwrap(),
+            U256::from(n + 1),
+            "block {n}"
+        );
+        assert!(s.proof(a, &[], n).unwrap().is_ok(), "proof at {n}");
+    }
+    // Beyond it: the named error, and no proof.
+    let err = s.state_at(Some(oldest - 1)).unwrap_err();
+    assert!(
+        matches!(err, StorageError::Pruned { block, oldest: o, window: w } if block == oldest - 1 && o == oldest && w == window),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--history-window"), "{err}");
+    assert_eq!(s.proof(a, &[], oldest - 1).unwrap().unwrap_err(), oldest);
+    // Flat: the history tables hold about the window's entries, not the chain's (an archive
+    // would hold twice as many at block 4w as at 2w).
+    let at = |i: u64| lens[i as usize];
+    for t in 0..3 {
+        assert!(
+            at(blocks)[t] * 4 <= at(2 * window)[t] * 5,
+            "table {t}: {} entries at block {blocks}, {} at {}",
+            at(blocks)[t],
+            at(2 * window)[t],
+            2 * window
+        );
+    }
+}

@@ -71,9 +71,16 @@ impl Storage {
         if number != expected {
             return Err(StorageError::NotNext { number, expected }.into());
         }
+        let lengths = match self.history_window {
+            Some(_) => Some(super::prune::lengths(&tx)?),
+            None => None,
+        };
         let state_root = write_state(&tx, number, changes)?;
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
+        if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
+            super::prune::prune(&tx, number, window, &lengths)?;
+        }
         tx.commit().map_err(StorageError::from)?;
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db);

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use l2node_storage::DEFAULT_DB_CACHE_BYTES;
+use l2node_storage::{DEFAULT_DB_CACHE_BYTES, MIN_HISTORY_WINDOW};
 
 option_group! {
     /// Where the chain is kept, and how much of it stays in memory.
@@ -16,14 +16,47 @@ option_group! {
         /// Database page cache in bytes (devnet: each node has its own).
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_DB_CACHE_BYTES)]
         pub db_cache_size: usize,
+        /// Keep the state of the last N blocks only (a pruned node; at least 128): older
+        /// account, storage and trie history is deleted as blocks arrive, and queries of
+        /// state or proofs before the window answer an error naming it. Blocks, receipts and
+        /// logs are all kept. Default: all state history (an archive node).
+        #[arg(long, value_name = "N", value_parser = parse_window)]
+        pub history_window: Option<u64>,
     }
 }
 
 impl StorageArgs {
+    /// `--history-window`, checked (a config file's value does not pass the flag's parser).
+    pub(crate) fn window(&self) -> anyhow::Result<Option<u64>> {
+        self.history_window
+            .map(check_window)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("history-window: {e}"))
+    }
+
     /// The data directory: `--data-path`, else the command's `default`.
     pub(crate) fn data_dir(&self, default: &Path) -> PathBuf {
         self.data_path
             .clone()
             .unwrap_or_else(|| default.to_path_buf())
     }
+}
+
+/// `--history-window`: a block count of at least [`MIN_HISTORY_WINDOW`].
+fn parse_window(s: &str) -> Result<u64, String> {
+    let n: u64 = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a block count (e.g. 100000)"))?;
+    check_window(n)
+}
+
+fn check_window(n: u64) -> Result<u64, String> {
+    if n < MIN_HISTORY_WINDOW {
+        return Err(format!(
+            "{n} blocks is below the smallest window, {MIN_HISTORY_WINDOW} (deeper than any \
+             reorganisation); give {MIN_HISTORY_WINDOW} or more, or leave the flag out for an \
+             archive node"
+        ));
+    }
+    Ok(n)
 }

@@ -23,8 +23,16 @@ pub(crate) fn env_or(name: &str, default: usize) -> usize {
 }
 
 pub(crate) fn open(dir: &std::path::Path) -> Chain {
+    open_with_window(dir, None)
+}
+
+/// A dev chain keeping `window` blocks of state history (`None`: an archive).
+pub(crate) fn open_with_window(dir: &std::path::Path, window: Option<u64>) -> Chain {
     let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
-    Chain::open(Storage::open(&dir.join("chain.redb")).unwrap(), spec).unwrap()
+    let storage = Storage::open(&dir.join("chain.redb"))
+        .unwrap()
+        .with_history_window(window);
+    Chain::open(storage, spec).unwrap()
 }
 
 pub(crate) fn sign(

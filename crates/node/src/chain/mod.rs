@@ -176,17 +176,20 @@ pub fn open_chain(
     data_dir: &std::path::Path,
     spec: Arc<ChainSpec>,
 ) -> Result<Arc<Chain>, ChainError> {
-    open_chain_with_cache(data_dir, spec, l2node_storage::DEFAULT_DB_CACHE_BYTES)
+    open_chain_with_cache(data_dir, spec, l2node_storage::DEFAULT_DB_CACHE_BYTES, None)
 }
 
-/// [`open_chain`] with a page cache of `cache_bytes` (`--db-cache-size`): a node's start and
+/// [`open_chain`] with a page cache of `cache_bytes` (`--db-cache-size`) and the blocks of
+/// state history to keep (`--history-window`, `None`: archive): a node's start and
 /// `l2node import` share it.
 pub fn open_chain_with_cache(
     data_dir: &std::path::Path,
     spec: Arc<ChainSpec>,
     cache_bytes: usize,
+    history_window: Option<u64>,
 ) -> Result<Arc<Chain>, ChainError> {
-    let storage = Storage::open_with_cache(&db_path(data_dir), cache_bytes)?;
+    let storage = Storage::open_with_cache(&db_path(data_dir), cache_bytes)?
+        .with_history_window(history_window);
     Ok(Arc::new(Chain::open(storage, spec)?))
 }
 

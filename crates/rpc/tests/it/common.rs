@@ -52,6 +52,7 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         metrics: None,
         p2p: None,
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
+        history_window: None,
     }
 }
 

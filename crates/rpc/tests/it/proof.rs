@@ -95,3 +95,81 @@ async fn proofs_at_earlier_blocks_verify_against_their_state_roots() {
     }
     node.stop().await;
 }
+
+#[tokio::test]
+async fn a_pruned_node_answers_within_its_window_and_names_it_beyond() {
+    use jsonrpsee::core::client::ClientT;
+    let window = l2node_storage::MIN_HISTORY_WINDOW;
+    let node = TestNode::start_with(|cfg| cfg.history_window = Some(window)).await;
+    let sender = account(0);
+    let recipient = Address::repeat_byte(0x78);
+    let mut nonce = 0;
+    while node.block_number().await < window + 12 {
+        let raw = transfer(&sender, nonce, recipient, 1);
+        let hash: B256 = node
+            .request("eth_sendRawTransaction", rpc_params![raw])
+            .await;
+        node.wait_receipt(hash).await;
+        nonce += 1;
+    }
+    let head = node.block_number().await;
+    let oldest = head - window;
+    // Within the window: the state and a proof of that block.
+    let tag = format!("{oldest:#x}");
+    let header: Value = node
+        .request("eth_getBlockByNumber", rpc_params![&tag, false])
+        .await;
+    let root: B256 = serde_json::from_value(header["stateRoot"].clone()).unwrap();
+    let proof: Value = node
+        .request(
+            "eth_getProof",
+            rpc_params![recipient, Vec::<B256>::new(), &tag],
+        )
+        .await;
+    let balance: U256 = node
+        .request("eth_getBalance", rpc_params![recipient, &tag])
+        .await;
+    assert_eq!(verified(&proof, root), balance);
+    // Beyond it: -32000 naming the window and the flag; blocks themselves are all kept.
+    let before = format!("{:#x}", oldest - 1);
+    for (method, params) in [
+        ("eth_getBalance", rpc_params![recipient, &before]),
+        (
+            "eth_call",
+            rpc_params![serde_json::json!({"to": recipient}), &before],
+        ),
+        (
+            "eth_getProof",
+            rpc_params![recipient, Vec::<B256>::new(), &before],
+        ),
+    ] {
+        let err = node
+            .http
+            .request::<Value, _>(method, params)
+            .await
+            .unwrap_err();
+        let jsonrpsee::core::client::Error::Call(err) = err else {
+            panic!("{method}: {err}")
+        };
+        assert_eq!(err.code(), -32000, "{method}");
+        assert!(
+            err.message().contains("--history-window"),
+            "{method}: {}",
+            err.message()
+        );
+        assert!(
+            err.message().contains(&oldest.to_string()),
+            "{method}: {}",
+            err.message()
+        );
+    }
+    let block: Value = node
+        .request("eth_getBlockByNumber", rpc_params!["0x1", false])
+        .await;
+    assert_eq!(block["number"], "0x1");
+    let caps: Value = node.request("eth_capabilities", rpc_params![]).await;
+    assert_eq!(caps["state"]["oldestBlock"], tag);
+    assert_eq!(caps["stateproofs"]["oldestBlock"], tag);
+    assert_eq!(caps["blocks"]["oldestBlock"], "0x0");
+    node.stop().await;
+}
