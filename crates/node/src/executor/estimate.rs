@@ -10,14 +10,18 @@
 //!    binary-search (first probes capped at `2 * lo`) until `(hi - lo) / hi` is below
 //!    [`ESTIMATE_GAS_ERROR_RATIO`].
 
+use alloy_evm::{EthEvmFactory, Evm, EvmFactory};
 use alloy_primitives::TxKind;
 use revm::{
+    context::TxEnv,
     context_interface::result::{ExecutionResult, HaltReason, OutOfGasError},
+    database::State,
     Database,
 };
 
 use super::{
-    call::{osaka_tx_cap, prepare, run_tx, CallEnv, CallRequest, Deadline, Prepared},
+    call::{osaka_tx_cap, prepare, CallEnv, CallRequest, Deadline},
+    db::StateDb,
     error::{halt_message, ExecError},
 };
 use crate::constants::ESTIMATE_GAS_ERROR_RATIO;
@@ -41,9 +45,14 @@ pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError
         .min(prepared.allowance.bound()?)
         .min(req.cap());
 
+    // One EVM for every run of the search: its frames, stacks and memory are made once.
     let mut search = Search {
-        prepared: &mut prepared,
-        deadline: Deadline::of(&at),
+        evm: EthEvmFactory::default().create_evm_with_inspector(
+            &mut prepared.db,
+            prepared.env.clone(),
+            Deadline::of(&at),
+        ),
+        tx: &prepared.tx,
     };
     // Run at the cap: if that fails, nothing below succeeds.
     let first = match search.run(hi)? {
@@ -65,15 +74,12 @@ pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError
     let used = first.gas().tx_gas_used();
 
     // A plain transfer to an account without code needs exactly the intrinsic gas.
-    if let TxKind::Call(to) = search.prepared.tx.kind {
-        let no_code = match search.prepared.db.basic(to)? {
+    if let TxKind::Call(to) = search.tx.kind {
+        let no_code = match search.evm.db_mut().basic(to)? {
             Some(info) => info.is_empty_code_hash(),
             None => true,
         };
-        if no_code
-            && search.prepared.tx.data.is_empty()
-            && search.prepared.tx.authorization_list.is_empty()
-        {
+        if no_code && search.tx.data.is_empty() && search.tx.authorization_list.is_empty() {
             return Ok(used);
         }
     }
@@ -119,22 +125,21 @@ impl Outcome {
     }
 }
 
-struct Search<'p, 'a> {
-    prepared: &'p mut Prepared<'a>,
-    deadline: Deadline,
+struct Search<'d, 'a> {
+    evm: <EthEvmFactory as EvmFactory>::Evm<&'d mut State<StateDb<'a>>, Deadline>,
+    tx: &'d TxEnv,
 }
 
 impl Search<'_, '_> {
     fn run(&mut self, gas_limit: u64) -> Result<Outcome, ExecError> {
-        let mut tx = self.prepared.tx.clone();
+        let mut tx = self.tx.clone();
         tx.gas_limit = gas_limit;
-        let result = run_tx(
-            &mut self.prepared.db,
-            &self.prepared.env,
-            tx,
-            &mut self.deadline,
-        );
-        self.deadline.check()?;
+        let result = self
+            .evm
+            .transact(tx)
+            .map(|r| r.result)
+            .map_err(ExecError::from);
+        self.evm.inspector().check()?;
         match result {
             Ok(result) if result.is_success() => Ok(Outcome::Ok(result)),
             Ok(result) => Ok(Outcome::Failed(result)),
