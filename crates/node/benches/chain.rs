@@ -15,7 +15,8 @@ use l2node_node::chain::Chain;
 use l2node_node::dev::dev_accounts;
 
 mod common;
-use common::{env_or, fresh, open, produce, sign};
+use common::{env_or, fresh, open, sign};
+use l2node_node::test_utils::produce_block as produce;
 
 sol! {
     function transfer(address to, uint256 value) returns (bool);

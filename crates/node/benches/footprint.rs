@@ -15,7 +15,8 @@ use l2node_node::dev::dev_accounts;
 use l2node_storage::human_size;
 
 mod common;
-use common::{env_or, fresh, open_with_window, produce, sign};
+use common::{env_or, fresh, open_with_window, sign};
+use l2node_node::test_utils::produce_block as produce;
 
 fn main() {
     let total = env_or("BENCH_FOOTPRINT_TXS", 100_000);

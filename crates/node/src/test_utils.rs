@@ -269,3 +269,28 @@ pub fn signed_transfer_with_gas(
     };
     sign(&signer, tx)
 }
+
+/// Builds and commits one block from `txs` the way the miner does.
+pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
+    let head = chain.head();
+    let state = chain.storage().state_at(None).unwrap();
+    let attrs = crate::executor::BuildAttributes {
+        timestamp: head.header.timestamp + 1,
+        gas_limit: head.header.gas_limit,
+        ..Default::default()
+    };
+    let built =
+        crate::executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter())
+            .unwrap();
+    drop(state);
+    let n = built.transactions.len();
+    assert!(
+        built.invalid.is_empty(),
+        "the transactions are valid: {:?}",
+        built.invalid.first()
+    );
+    chain
+        .commit_built(built, [0u8; 32], &crate::dev::dev_sequencer())
+        .unwrap();
+    n
+}

@@ -19,7 +19,6 @@ use l2node_launch::NodeHandle;
 use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
-use l2node_node::executor::{self, BuildAttributes};
 use l2node_node::p2p::{Multiaddr, P2pConfig};
 use l2node_node::pool::PoolConfig;
 use l2node_node::test_utils;
@@ -97,21 +96,7 @@ fn build_chain(dir: &Path, blocks: u64, per_block: u64) {
                 transfer(from, nonces[from] - 1, to)
             })
             .collect();
-        let head = chain.head();
-        let state = chain.storage().state_at(None).unwrap();
-        let attrs = BuildAttributes {
-            timestamp: head.header.timestamp + 1,
-            gas_limit: head.header.gas_limit,
-            ..Default::default()
-        };
-        let built =
-            executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter())
-                .unwrap();
-        drop(state);
-        assert!(built.invalid.is_empty());
-        chain
-            .commit_built(built, [0u8; 32], &dev_sequencer())
-            .unwrap();
+        test_utils::produce_block(&chain, txs);
     }
 }
 

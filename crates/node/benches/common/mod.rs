@@ -10,8 +10,7 @@ use alloy_signer_local::PrivateKeySigner;
 use alloy_sol_types::SolValue;
 use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
-use l2node_node::dev::{dev_genesis, dev_sequencer};
-use l2node_node::executor::{self, BuildAttributes};
+use l2node_node::dev::dev_genesis;
 use l2node_node::test_utils;
 use l2node_storage::Storage;
 
@@ -55,30 +54,6 @@ pub(crate) fn sign(
         access_list: Default::default(),
     };
     test_utils::sign(key, tx)
-}
-
-/// Builds and commits one block from `txs` the way the miner does.
-pub(crate) fn produce(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
-    let head = chain.head();
-    let state = chain.storage().state_at(None).unwrap();
-    let attrs = BuildAttributes {
-        timestamp: head.header.timestamp + 1,
-        gas_limit: head.header.gas_limit,
-        ..Default::default()
-    };
-    let built =
-        executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter()).unwrap();
-    drop(state);
-    let n = built.transactions.len();
-    assert!(
-        built.invalid.is_empty(),
-        "bench transactions are valid: {:?}",
-        built.invalid.first()
-    );
-    chain
-        .commit_built(built, [0u8; 32], &dev_sequencer())
-        .unwrap();
-    n
 }
 
 /// A new address for the `n`th transfer of `key`: every transfer pays a new account.
