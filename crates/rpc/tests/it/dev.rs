@@ -523,3 +523,53 @@ async fn a_blob_transaction_with_cell_proofs_is_mined_and_imports() {
         l2node_node::sync::Imported::New(1)
     ));
 }
+
+/// EIP-712's own example (the `Mail` message), whose signing hash the EIP gives.
+const EIP712_MAIL: &str = r#"{
+  "types": {
+    "EIP712Domain": [
+      {"name": "name", "type": "string"}, {"name": "version", "type": "string"},
+      {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"}
+    ],
+    "Person": [{"name": "name", "type": "string"}, {"name": "wallet", "type": "address"}],
+    "Mail": [
+      {"name": "from", "type": "Person"}, {"name": "to", "type": "Person"},
+      {"name": "contents", "type": "string"}
+    ]
+  },
+  "primaryType": "Mail",
+  "domain": {
+    "name": "Ether Mail", "version": "1", "chainId": 1,
+    "verifyingContract": "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC"
+  },
+  "message": {
+    "from": {"name": "Cow", "wallet": "0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"},
+    "to": {"name": "Bob", "wallet": "0xbBbBBBBbbBBBbbbBbbBbbbbBBbBbbbbBbBbbBBbB"},
+    "contents": "Hello, Bob!"
+  }
+}"#;
+
+#[tokio::test]
+async fn sign_typed_data_v4_signs_the_eip712_hash() {
+    let node = dev_node().await;
+    let from = account(0).address();
+    let hash: B256 = "0xbe609aee343fb3c4b28e1df9e632fca64fcfaede20f02e86244efddf30957bd2"
+        .parse()
+        .unwrap();
+    // As an object (cast) and as its JSON text (ethers, viem): the same signature.
+    let as_object: Value = serde_json::from_str(EIP712_MAIL).unwrap();
+    let sig: Bytes = node
+        .request("eth_signTypedData_v4", rpc_params![from, as_object])
+        .await;
+    let again: Bytes = node
+        .request("eth_signTypedData_v4", rpc_params![from, EIP712_MAIL])
+        .await;
+    assert_eq!(sig, again);
+    let sig = Signature::try_from(sig.as_ref()).unwrap();
+    assert_eq!(sig.recover_address_from_prehash(&hash).unwrap(), from);
+
+    let (code, message) =
+        error_of(&node, "eth_signTypedData_v4", json!([from, {"types": {}}])).await;
+    assert_eq!(code, -32602);
+    assert!(message.contains("typedData"), "{message}");
+}
