@@ -10,7 +10,7 @@
 //!    binary-search (first probes capped at `2 * lo`) until `(hi - lo) / hi` is below
 //!    [`ESTIMATE_GAS_ERROR_RATIO`].
 
-use alloy_evm::{EthEvmFactory, Evm, EvmFactory};
+use alloy_evm::{eth::EthEvm, precompiles::PrecompilesMap, Evm};
 use alloy_primitives::TxKind;
 use revm::{
     context::TxEnv,
@@ -20,7 +20,7 @@ use revm::{
 };
 
 use super::{
-    call::{osaka_tx_cap, prepare, CallEnv, CallRequest, Deadline},
+    call::{call_evm, osaka_tx_cap, prepare, CallEnv, CallRequest, Deadline},
     db::StateDb,
     error::{halt_message, ExecError},
 };
@@ -47,11 +47,7 @@ pub fn estimate_gas(at: CallEnv<'_>, req: &CallRequest) -> Result<u64, ExecError
 
     // One EVM for every run of the search: its frames, stacks and memory are made once.
     let mut search = Search {
-        evm: EthEvmFactory::default().create_evm_with_inspector(
-            &mut prepared.db,
-            prepared.env.clone(),
-            Deadline::of(&at),
-        ),
+        evm: call_evm(&mut prepared.db, prepared.env.clone(), Deadline::of(&at)),
         tx: &prepared.tx,
     };
     // Run at the cap: if that fails, nothing below succeeds.
@@ -126,7 +122,7 @@ impl Outcome {
 }
 
 struct Search<'d, 'a> {
-    evm: <EthEvmFactory as EvmFactory>::Evm<&'d mut State<StateDb<'a>>, Deadline>,
+    evm: EthEvm<&'d mut State<StateDb<'a>>, Deadline, PrecompilesMap>,
     tx: &'d TxEnv,
 }
 

@@ -30,7 +30,7 @@ use revm_inspectors::tracing::{
 
 use super::{
     block::{block_err, evm_env, execution_ctx, new_state, Db, ExecutorSpec},
-    call::{prepare, Deadline},
+    call::{call_evm, prepare, Deadline},
     CallEnv, CallRequest, ExecError,
 };
 use crate::chainspec::ChainSpec;
@@ -50,7 +50,7 @@ pub fn trace_call(
     let mut inspector = DebugInspector::new(opts).map_err(tracer_err)?;
     let mut deadline = Deadline::of(&at);
     let res = {
-        let mut evm = EthEvmFactory::default().create_evm_with_inspector(
+        let mut evm = call_evm(
             &mut prepared.db,
             prepared.env.clone(),
             (&mut inspector, &mut deadline),
@@ -304,7 +304,7 @@ pub fn parity_call(
     let mut inspector = TracingInspector::new(TracingInspectorConfig::from_parity_config(types));
     let mut deadline = Deadline::of(&at);
     let res = {
-        let mut evm = EthEvmFactory::default().create_evm_with_inspector(
+        let mut evm = call_evm(
             &mut prepared.db,
             prepared.env.clone(),
             (&mut inspector, &mut deadline),
