@@ -338,6 +338,34 @@ declare_api! {
         async fn set_kill_switch(&self, on: bool) -> RpcResult<bool>;
     }
 
+    /// The `conductor_` namespace: a sequencer group member's controls, in the spirit of the
+    /// OP stack's op-conductor (off by default; loopback only, like ADMIN).
+    #[table(CONDUCTOR_METHODS, server = ConductorApiServer)]
+    pub trait ConductorApi {
+        /// Whether this member holds the group's leadership.
+        #[method(name = "conductor_leader")]
+        fn leader(&self) -> RpcResult<bool>;
+        /// Whether this member leads and seals (not paused).
+        #[method(name = "conductor_active")]
+        fn active(&self) -> RpcResult<bool>;
+        /// The leader as this member last saw it, or null when there is none.
+        #[method(name = "conductor_leaderWithID")]
+        fn leader_with_id(&self) -> RpcResult<Option<GroupLeader>>;
+        /// The members that are alive, with their heads.
+        #[method(name = "conductor_members")]
+        fn members(&self) -> RpcResult<Vec<GroupMember>>;
+        /// Stops campaigning and sealing; a leader gives up its leadership to another member.
+        #[method(name = "conductor_pause")]
+        fn pause(&self) -> RpcResult<()>;
+        /// Takes part in elections again.
+        #[method(name = "conductor_resume")]
+        fn resume(&self) -> RpcResult<()>;
+        /// The leader gives up its leadership so another member takes it (it stays out of the
+        /// next elections for two leases).
+        #[method(name = "conductor_transferLeader")]
+        fn transfer_leader(&self) -> RpcResult<()>;
+    }
+
     /// The `admin_` namespace: the peer-to-peer layer, for operators (off by default).
     #[table(ADMIN_METHODS, server = AdminApiServer)]
     pub trait AdminApi {

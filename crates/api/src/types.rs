@@ -554,3 +554,28 @@ mod slot_tests {
             .contains("hex string invalid"));
     }
 }
+
+/// The leader of a sequencer group as a member last saw it (`conductor_leaderWithID`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupLeader {
+    /// The leader's member name (`--sequencer-group-name`).
+    pub name: String,
+    /// Its term: the etcd revision at which it took the leadership (a later leadership has a
+    /// larger term).
+    pub term: i64,
+}
+
+/// A sequencer group's member (`conductor_members`); each member refreshes its own entry
+/// about every second while it is alive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupMember {
+    /// Its name.
+    pub name: String,
+    /// Its head block when it last wrote its entry.
+    pub head: u64,
+    /// Paused by an operator (`conductor_pause`).
+    pub paused: bool,
+    /// Whether it leads now.
+    #[serde(default)]
+    pub leader: bool,
+}

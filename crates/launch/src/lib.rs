@@ -5,6 +5,8 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use alloy_signer_local::PrivateKeySigner;
 
+pub use l2node_group::GroupConfig;
+use l2node_group::{GroupError, Member};
 use l2node_node::chain::{open_chain_with_cache, Chain, ChainError};
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::constants::{
@@ -12,10 +14,11 @@ use l2node_node::constants::{
 };
 use l2node_node::exclusions::Exclusions;
 use l2node_node::fees::pricing::PricingInputs;
+use l2node_node::group::GroupControl as _;
 use l2node_node::karma::Karma;
 use l2node_node::metrics::{self, MetricsConfig, MetricsError};
 use l2node_node::miner::{self, MinerConfig};
-use l2node_node::p2p::{self, NetStatus, P2pConfig, P2pError, P2pHandle};
+use l2node_node::p2p::{self, NetStatus, P2pConfig, P2pError, P2pHandle, P2pRole};
 use l2node_node::pool::{Pool, PoolConfig, PoolError};
 use l2node_rpc::{
     self,
@@ -53,6 +56,8 @@ pub struct NodeConfig {
     pub db_cache_bytes: usize,
     /// Blocks of state and trie history kept (`--history-window`); `None`: all (archive).
     pub history_window: Option<u64>,
+    /// The sequencer group this node is a member of (`--sequencer-group`; needs a sealing key).
+    pub group: Option<GroupConfig>,
 }
 
 /// How this node operates the Karma policy.
@@ -83,6 +88,12 @@ pub enum NodeError {
     /// The metrics exporter failed to start.
     #[error(transparent)]
     Metrics(#[from] MetricsError),
+    /// The sequencer group could not be joined.
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    /// A group member without a sealing key.
+    #[error("--sequencer-group makes this node a sequencer that seals while it leads: give it the group's sealing key (--signer-key, or --dev on the dev chain), the same on every member")]
+    GroupWithoutKey,
     /// The peer-to-peer layer failed to start.
     #[error(transparent)]
     P2p(#[from] P2pError),
@@ -103,6 +114,8 @@ pub struct NodeHandle {
     miner: Option<tokio::task::JoinHandle<()>>,
     /// Background tasks (kill-switch poll, slasher), stopped with the node.
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The sequencer group membership, left when the node stops.
+    group: Option<Arc<Member>>,
 }
 
 impl std::fmt::Debug for NodeHandle {
@@ -139,6 +152,10 @@ impl NodeHandle {
         for t in std::mem::take(&mut self.tasks) {
             t.abort();
             let _ = t.await;
+        }
+        if let Some(g) = self.group.take() {
+            // Another member can lead at once instead of after the lease.
+            g.leave().await;
         }
 
         if let Some(p) = self.p2p.take() {
@@ -295,6 +312,16 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let head = chain.head();
     tracing::info!(target: "l2node::node", chain_id = chain.spec().chain_id, head = head.header.number, hash = %head.hash, "chain opened");
 
+    let group = match &cfg.group {
+        Some(_) if cfg.signer.is_none() => return Err(NodeError::GroupWithoutKey),
+        Some(g) => {
+            let member = Member::new(g.clone(), chain.clone())?;
+            tracing::info!(target: "l2node::group", name = %g.name, endpoints = %g.endpoints.join(","), lease = ?g.lease, "sequencer group member: standby until it leads");
+            tasks.push(tokio::spawn(member.clone().run()));
+            Some(member)
+        }
+        None => None,
+    };
     let mut mine_trigger = None;
     let miner = cfg.signer.clone().map(|key| {
         tracing::info!(target: "l2node::miner", signer = %key.address(), block_time = ?cfg.block_time, "sequencer mode");
@@ -310,15 +337,24 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
                 vanity: chain.spec().karma.as_ref().map_or([0u8; 32], |k| {
                     PricingInputs::from_params(&k.fees).to_vanity()
                 }),
+                group: group
+                    .clone()
+                    .map(|m| m as Arc<dyn l2node_node::group::SequencerGroup>),
             },
             requests,
         ))
     });
-    if miner.is_none() {
+    // A standby member follows the leader's blocks like a follower.
+    if miner.is_none() || group.is_some() {
         tasks.push(tokio::spawn(follow_pool(chain.clone(), pool.clone())));
     }
     let p2p = match cfg.p2p.clone() {
-        Some(p) => Some(p2p::spawn(p, chain.clone(), pool.clone()).await?),
+        Some(mut p) => {
+            if let Some(m) = &group {
+                p.role = P2pRole::Member(m.active_flag());
+            }
+            Some(p2p::spawn(p, chain.clone(), pool.clone()).await?)
+        }
         None => None,
     };
     let net = p2p
@@ -348,14 +384,18 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let mut rpc_cfg = cfg.rpc.clone();
     rpc_cfg.coinbase = cfg.signer.as_ref().map(|k| k.address());
     rpc_cfg.miner = mine_trigger;
+    rpc_cfg.group = group
+        .clone()
+        .map(|m| m as Arc<dyn l2node_node::group::GroupControl>);
     let module = l2node_rpc::build_module(chain.clone(), pool.clone(), net.clone(), rpc_cfg);
     let mut server_cfg = cfg.rpc_server.clone();
     {
-        let (chain, net) = (chain.clone(), net.clone());
+        let (chain, net, group) = (chain.clone(), net.clone(), group.clone());
         server_cfg.probes.get_or_insert_with(|| {
             ProbeSource(Arc::new(move || ProbeStatus {
                 peers: net.peer_count() as u64,
                 blocks_behind: net.blocks_behind(chain.head().header.number),
+                sequencer: group.as_ref().map(|m| m.status().role.as_str()),
             }))
         });
     }
@@ -368,5 +408,6 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         p2p,
         miner,
         tasks,
+        group,
     })
 }

@@ -43,6 +43,12 @@ pub const RPC_LIGHT_LOGS_RANGE: u64 = 1_000;
 /// `eth_getProof` with more storage keys than this is heavy work.
 pub const RPC_LIGHT_PROOF_KEYS: usize = 32;
 
+/// Default `--sequencer-group-lease`, seconds: a group's leader that stops renewing its lease
+/// keeps the leadership this long, so blocks pause about this long plus a block period when
+/// its machine is lost. 2 s is etcd's smallest lease with its default timings (1.5 s) rounded
+/// up; a group on an etcd with shorter election timings can go lower.
+pub const DEFAULT_SEQUENCER_GROUP_LEASE_SECS: u64 = 2;
+
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
 /// Concurrent EVM jobs for RPC (call, estimate) when the core count is unknown.

@@ -8,6 +8,7 @@ pub mod dev;
 pub mod exclusions;
 pub mod executor;
 pub mod fees;
+pub mod group;
 pub mod import;
 pub mod karma;
 pub mod logs;

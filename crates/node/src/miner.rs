@@ -19,6 +19,7 @@ use tokio::sync::{
 use crate::chain::{Chain, ChainError, NextBlock};
 use crate::constants::{MINE_REQUESTS_QUEUED, PENDING_BLOCK_MAX_AGE};
 use crate::executor;
+use crate::group::SequencerGroup;
 use crate::pool::Pool;
 use l2node_storage::StoredBlock;
 
@@ -34,6 +35,9 @@ pub struct MinerConfig {
     /// The extraData vanity of every sealed block: the pricing inputs on a Karma chain (so
     /// every node quotes premium fees from the same figures), zeros otherwise.
     pub vanity: [u8; 32],
+    /// The sequencer group this node is a member of (`--sequencer-group`): it seals only while
+    /// it leads, and each block goes into the group's log before it is stored or announced.
+    pub group: Option<Arc<dyn SequencerGroup>>,
 }
 
 /// A request to seal one block now, whatever the pool holds (`evm_mine`); the answer is the
@@ -95,6 +99,13 @@ pub async fn run(
         };
         // Everything that arrived meanwhile goes into the same block.
         while pending.try_recv().is_ok() {}
+        if let Some(Err(why)) = cfg.group.as_ref().map(|g| g.may_seal()) {
+            mined_last = false;
+            if let Some(reply) = forced {
+                let _ = reply.send(Err(format!("this node does not seal now: {why}")));
+            }
+            continue;
+        }
         let (chain2, pool2, cfg2, force) =
             (chain.clone(), pool.clone(), cfg.clone(), forced.is_some());
         let result =
@@ -310,7 +321,7 @@ pub fn mine_one(
     // Only accounts the block changed can have a new nonce or a lower balance: re-reading
     // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
     let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
-    chain.commit_built(built, cfg.vanity, &cfg.key)?;
+    chain.commit_built_to(built, cfg.vanity, &cfg.key, cfg.group.as_deref())?;
     chain.clock().sealed(next.timestamp);
     crate::metrics::block_sealed(started.elapsed());
     pool.remove(&invalid);

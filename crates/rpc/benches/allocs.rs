@@ -143,6 +143,7 @@ fn main() {
         p2p: None,
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
         history_window: None,
+        group: None,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -156,7 +157,7 @@ fn main() {
     let stranger = alloy_primitives::Address::repeat_byte(0x42);
     let balance_of = format!("0x70a08231{:0>64}", alloy_primitives::hex::encode(holder));
     let get_balance = request("eth_getBalance", &format!(r#"["{holder}","latest"]"#));
-    let batch = format!("[{}]", vec![get_balance.as_str(); 10].join(","));
+    let batch = format!("[{}]", [get_balance.as_str(); 10].join(","));
     let transfer = format!(r#"{{"from":"{holder}","to":"{stranger}","value":"0x1"}}"#);
     let cases: Vec<(&str, String)> = vec![
         ("eth_blockNumber", request("eth_blockNumber", "[]")),

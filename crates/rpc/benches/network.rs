@@ -19,7 +19,7 @@ use l2node_launch::NodeHandle;
 use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
-use l2node_node::p2p::{Multiaddr, P2pConfig};
+use l2node_node::p2p::{Multiaddr, P2pConfig, P2pRole};
 use l2node_node::pool::PoolConfig;
 use l2node_node::test_utils;
 use l2node_rpc::{RpcConfig, RpcServerConfig};
@@ -59,10 +59,15 @@ fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig 
             bootnodes,
             max_peers: 25,
             key_path: l2node_launch::p2p_key_path(dir),
-            sequencer,
+            role: if sequencer {
+                P2pRole::Sequencer
+            } else {
+                P2pRole::Follower
+            },
         }),
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
         history_window: None,
+        group: None,
     }
 }
 

@@ -70,6 +70,8 @@ pub struct ProbeStatus {
     pub peers: u64,
     /// Blocks behind the best block peers announced.
     pub blocks_behind: u64,
+    /// A sequencer group member's part (`leader`, `standby`, `paused`); `None` outside a group.
+    pub sequencer: Option<&'static str>,
 }
 
 /// The node's status for the readiness probe, read on each probe.
@@ -685,17 +687,21 @@ fn readiness(source: Option<&ProbeSource>, query: Option<&str>) -> HttpResponse 
     let status = source.map(|s| (s.0)()).unwrap_or(ProbeStatus {
         peers: 0,
         blocks_behind: 0,
+        sequencer: None,
     });
     let peers_ok = status.peers >= min_peers;
     let in_sync = status.blocks_behind <= max_behind;
     let up = peers_ok && in_sync;
-    let body = serde_json::json!({
+    let mut body = serde_json::json!({
         "status": if up { "UP" } else { "DOWN" },
         "checks": {
             "peers": {"status": if peers_ok { "UP" } else { "DOWN" }, "peers": status.peers, "minPeers": min_peers},
             "sync": {"status": if in_sync { "UP" } else { "DOWN" }, "blocksBehind": status.blocks_behind, "maxBlocksBehind": max_behind},
         },
     });
+    if let Some(role) = status.sequencer {
+        body["sequencer"] = role.into();
+    }
     let code = if up {
         StatusCode::OK
     } else {

@@ -2,6 +2,7 @@
 //! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
 
 mod accept;
+mod conductor;
 mod convert;
 mod dashboard;
 mod debug;
@@ -24,9 +25,9 @@ use std::sync::Arc;
 
 use jsonrpsee::RpcModule;
 use l2node_api::{
-    AdminApiServer, DebugApiServer, DevApiServer, EthApiServer, EthPubSubApiServer,
-    L2AdminApiServer, L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer, TestingApiServer,
-    TraceApiServer, TxpoolApiServer, Web3ApiServer,
+    AdminApiServer, ConductorApiServer, DebugApiServer, DevApiServer, EthApiServer,
+    EthPubSubApiServer, L2AdminApiServer, L2ApiServer, NetApiServer, OtsApiServer, RpcApiServer,
+    TestingApiServer, TraceApiServer, TxpoolApiServer, Web3ApiServer,
 };
 
 use l2node_node::chain::Chain;
@@ -63,6 +64,8 @@ pub struct RpcConfig {
     pub unlocked: Vec<alloy_signer_local::PrivateKeySigner>,
     /// The running miner, for `evm_mine`; `None` on a node that does not seal.
     pub miner: Option<l2node_node::miner::MineTrigger>,
+    /// The sequencer group this node is a member of, for `conductor_`.
+    pub group: Option<Arc<dyn l2node_node::group::GroupControl>>,
 }
 
 impl Default for RpcConfig {
@@ -79,6 +82,7 @@ impl Default for RpcConfig {
             fee_sampling: Default::default(),
             unlocked: Vec::new(),
             miner: None,
+            group: None,
         }
     }
 }
@@ -115,11 +119,14 @@ pub enum Namespace {
     /// `testing_buildBlockV1` (execution-apis): builds a block without storing it, for test
     /// harnesses (off by default).
     Testing,
+    /// `conductor_`: a sequencer group member's controls (off by default; loopback only, like
+    /// ADMIN).
+    Conductor,
 }
 
 impl Namespace {
     /// Every namespace the node has.
-    pub const ALL: [Namespace; 12] = [
+    pub const ALL: [Namespace; 13] = [
         Self::Eth,
         Self::Net,
         Self::Web3,
@@ -132,6 +139,7 @@ impl Namespace {
         Self::Ots,
         Self::Dev,
         Self::Testing,
+        Self::Conductor,
     ];
 
     /// The method-name prefix (`eth` for `eth_call`).
@@ -149,6 +157,7 @@ impl Namespace {
             Self::Ots => "ots",
             Self::Dev => "dev",
             Self::Testing => "testing",
+            Self::Conductor => "conductor",
         }
     }
 
@@ -204,6 +213,7 @@ pub fn build_module(
 ) -> RpcModule<()> {
     let mut module = RpcModule::new(());
     let cfg_miner = cfg.miner.clone();
+    let group = cfg.group.clone();
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
@@ -263,6 +273,9 @@ pub fn build_module(
         .expect("unique names");
     module
         .merge(misc::TxpoolRpc { pool }.into_rpc())
+        .expect("unique names");
+    module
+        .merge(conductor::ConductorRpc { group }.into_rpc())
         .expect("unique names");
     module
 }

@@ -142,7 +142,7 @@ pub enum RpcServerError {
         source: std::io::Error,
     },
     /// The operator namespace would be reachable from other machines.
-    #[error("the {namespace} namespace is enabled on {transport} bound to {addr}, which is not a loopback address: anyone who can reach it could use its operator methods (switch gasless off, deny-list senders, list peers). Bind that transport to 127.0.0.1 (and reach it through an SSH tunnel or an authenticating proxy), or pass --rpc-l2admin-allow-remote (it covers ADMIN and L2ADMIN) if the network is private")]
+    #[error("the {namespace} namespace is enabled on {transport} bound to {addr}, which is not a loopback address: anyone who can reach it could use its operator methods (switch gasless off, deny-list senders, list peers). Bind that transport to 127.0.0.1 (and reach it through an SSH tunnel or an authenticating proxy), or pass --rpc-l2admin-allow-remote (it covers ADMIN, L2ADMIN and CONDUCTOR) if the network is private")]
     RemoteAdmin {
         /// `L2ADMIN` or `ADMIN`.
         namespace: Namespace,
@@ -238,7 +238,7 @@ pub async fn start_rpc_servers(
         ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
         (WS, cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
     ] {
-        let admin = [Namespace::L2admin, Namespace::Admin]
+        let admin = [Namespace::L2admin, Namespace::Admin, Namespace::Conductor]
             .into_iter()
             .find(|n| apis.contains(n));
         if let Some(namespace) =

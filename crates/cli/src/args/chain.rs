@@ -6,6 +6,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use alloy_signer_local::PrivateKeySigner;
 use anyhow::Context;
 use clap::ArgAction;
+use l2node_launch::GroupConfig;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::constants as c;
 use l2node_node::dev;
@@ -43,6 +44,21 @@ option_group! {
         #[arg(long, action = ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
               default_value_t = false, value_name = "BOOL")]
         pub create_empty_blocks: bool,
+        /// Join a sequencer group: the etcd client URLs, comma-separated
+        /// (`http://10.0.0.5:2379,...`). The node then seals only while it holds the group's
+        /// leadership, records each block in the group's log before anyone sees it, and
+        /// follows the leader otherwise. Every member needs the same sealing key (see
+        /// docs/high-availability.md).
+        #[arg(long, value_name = "URLS", value_delimiter = ',')]
+        pub sequencer_group: Vec<String>,
+        /// This member's name in its sequencer group, unique among the members [default: the
+        /// host name and the peer-to-peer port].
+        #[arg(long, value_name = "NAME")]
+        pub sequencer_group_name: Option<String>,
+        /// Seconds a sequencer group's leader keeps its leadership without renewing it: about
+        /// how long blocks pause when the leader's machine is lost (etcd's minimum applies).
+        #[arg(long, value_name = "SECS", default_value_t = c::DEFAULT_SEQUENCER_GROUP_LEASE_SECS)]
+        pub sequencer_group_lease: u64,
     }
 }
 
@@ -51,6 +67,47 @@ impl MinerArgs {
     pub(crate) fn block_period(&self) -> Duration {
         Duration::from_secs(self.block_time)
     }
+
+    /// The sequencer group to join, if any; `p2p_port` names the member by default.
+    pub(crate) fn group(&self, p2p_port: u16) -> anyhow::Result<Option<GroupConfig>> {
+        if self.sequencer_group.is_empty() {
+            return Ok(None);
+        }
+        for url in &self.sequencer_group {
+            anyhow::ensure!(
+                url.starts_with("http://") || url.starts_with("https://"),
+                "sequencer-group: {url:?} is not an etcd client URL; give URLs like \
+                 http://127.0.0.1:2379, comma-separated"
+            );
+        }
+        anyhow::ensure!(
+            self.sequencer_group_lease >= 1,
+            "sequencer-group-lease: give at least 1 second"
+        );
+        let name = match &self.sequencer_group_name {
+            Some(n) if n.is_empty() || n.contains('/') => anyhow::bail!(
+                "sequencer-group-name: {n:?} cannot name a member; use letters, digits, '-' \
+                 or '.'"
+            ),
+            Some(n) => n.clone(),
+            None => format!("{}-{p2p_port}", host_name()),
+        };
+        Ok(Some(GroupConfig {
+            endpoints: self.sequencer_group.clone(),
+            name,
+            lease: Duration::from_secs(self.sequencer_group_lease),
+        }))
+    }
+}
+
+/// This machine's host name (`/etc/hostname`), or `l2node` when it cannot be read.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "l2node".into())
 }
 
 /// What [`ChainArgs`] resolve to: the chain, the sealing key and where the data goes by default.

@@ -87,6 +87,7 @@ impl NodeArgs {
                 .config(role.default_p2p_host, &role.data_dir, role.signer.is_some()),
             db_cache_bytes: self.storage.db_cache_size,
             history_window: self.storage.window()?,
+            group: self.miner.group(self.p2p.p2p_port)?,
             block_time: self.miner.block_period(),
             create_empty_blocks: self.miner.create_empty_blocks,
             rpc_server: self.rpc.server_config_for(role.dev)?,

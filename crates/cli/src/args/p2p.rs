@@ -7,7 +7,7 @@ use std::{
 
 use clap::ArgAction;
 use l2node_node::constants as c;
-use l2node_node::p2p::{Multiaddr, P2pConfig};
+use l2node_node::p2p::{Multiaddr, P2pConfig, P2pRole};
 
 /// `run`'s peer-to-peer host without `--p2p-host`: every interface, so followers elsewhere can
 /// reach a sequencer.
@@ -56,7 +56,11 @@ impl P2pArgs {
             bootnodes: self.bootnodes.clone(),
             max_peers: self.max_peers,
             key_path: l2node_launch::p2p_key_path(data_dir),
-            sequencer,
+            role: if sequencer {
+                P2pRole::Sequencer
+            } else {
+                P2pRole::Follower
+            },
         })
     }
 }

@@ -198,6 +198,7 @@ impl RpcArgs {
             // Set by `l2node_launch::spawn` from the signer.
             coinbase: None,
             miner: None,
+            group: None,
             unlocked: Vec::new(),
         }
     }

@@ -6,6 +6,7 @@ use alloy_primitives::U256;
 use clap::{CommandFactory, Parser};
 use l2node_node::constants as c;
 use l2node_node::dev;
+use l2node_node::p2p::P2pRole;
 use l2node_rpc::Namespace;
 
 use super::config_file::{known_keys, ConfigFile};
@@ -411,7 +412,7 @@ fn devnet_takes_the_run_groups_and_applies_them_to_both_nodes() {
     assert_eq!((sp.port, fp.port), (40000, 40001));
     assert_eq!(sp.host, "127.0.0.1".parse::<std::net::IpAddr>().unwrap());
     assert_eq!(fp.bootnodes, vec![boot]);
-    assert!(sp.sequencer && !fp.sequencer);
+    assert!(matches!(sp.role, P2pRole::Sequencer) && matches!(fp.role, P2pRole::Follower));
 }
 
 #[test]

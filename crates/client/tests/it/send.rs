@@ -52,6 +52,7 @@ async fn node() -> Node {
         p2p: None,
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
         history_window: None,
+        group: None,
     };
     let handle = l2node_launch::spawn(cfg).await.unwrap();
     let url = format!("http://{}", handle.rpc.http_addr.unwrap());

@@ -47,6 +47,15 @@ pub enum ChainError {
         /// The execution error.
         source: ExecError,
     },
+    /// The sequencer group did not take the sealed block into its log (another member leads,
+    /// or the engine is unreachable): the block is neither stored nor announced.
+    #[error("block {number} was not published: the sequencer group's log refused it: {reason}")]
+    NotInGroupLog {
+        /// Block number.
+        number: u64,
+        /// Why.
+        reason: String,
+    },
     /// The seal is missing, invalid or from a stranger.
     #[error(transparent)]
     Seal(#[from] clique::SealError),
@@ -462,9 +471,21 @@ impl Chain {
     /// writes, announces.
     pub fn commit_built(
         &self,
+        built: executor::BuiltBlock,
+        vanity: [u8; clique::VANITY_LEN],
+        key: &PrivateKeySigner,
+    ) -> Result<B256, ChainError> {
+        self.commit_built_to(built, vanity, key, None)
+    }
+
+    /// [`Chain::commit_built`], with the sealed block first recorded in a sequencer group's
+    /// log (when `group` is given): a block the log refuses is neither stored nor announced.
+    pub fn commit_built_to(
+        &self,
         mut built: executor::BuiltBlock,
         vanity: [u8; clique::VANITY_LEN],
         key: &PrivateKeySigner,
+        group: Option<&dyn crate::group::SequencerGroup>,
     ) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
         let number = built.header.number;
@@ -501,13 +522,22 @@ impl Chain {
                 // bytes such a chain allows.
                 header.extra_data = vanity.to_vec().into();
             }
-            Ok(BlockToStore {
+            let block = alloy_consensus::Block {
                 header,
                 body: BlockBody {
                     transactions,
                     ommers: vec![],
                     withdrawals,
                 },
+            };
+            if let Some(group) = group {
+                group
+                    .append(number, block.header.hash_slow(), &alloy_rlp::encode(&block))
+                    .map_err(|reason| ChainError::NotInGroupLog { number, reason })?;
+            }
+            Ok(BlockToStore {
+                header: block.header,
+                body: block.body,
                 senders,
                 receipts,
                 karma: Default::default(),

@@ -24,7 +24,15 @@ pub mod status;
 #[cfg(test)]
 mod tests;
 
-use std::{net::IpAddr, path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    net::IpAddr,
+    path::PathBuf,
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
 use alloy_primitives::Bytes;
 use futures::StreamExt;
@@ -52,9 +60,37 @@ pub struct P2pConfig {
     pub max_peers: u32,
     /// The node key file; created on first start.
     pub key_path: PathBuf,
-    /// Publish the blocks this node seals (a sequencer); a follower publishes the
-    /// transactions its pool accepts instead.
-    pub sequencer: bool,
+    /// What this node publishes.
+    pub role: P2pRole,
+}
+
+/// What a node publishes to its peers.
+#[derive(Debug, Clone)]
+pub enum P2pRole {
+    /// The blocks it seals, and its refusals of transactions.
+    Sequencer,
+    /// The transactions its pool takes (they reach the sequencer).
+    Follower,
+    /// A sequencer group's member: the transactions its pool takes, always (so every member
+    /// holds what any member acknowledged), and while the flag is set (it leads) the blocks
+    /// it seals and its refusals.
+    Member(Arc<AtomicBool>),
+}
+
+impl P2pRole {
+    /// Whether this node publishes blocks and refusals now.
+    pub(crate) fn seals(&self) -> bool {
+        match self {
+            Self::Sequencer => true,
+            Self::Follower => false,
+            Self::Member(active) => active.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Whether this node publishes the transactions its pool takes.
+    pub(crate) fn gossips_transactions(&self) -> bool {
+        !matches!(self, Self::Sequencer)
+    }
 }
 
 /// Errors starting the peer-to-peer layer.
@@ -218,7 +254,7 @@ pub async fn spawn(
         chain,
         pool,
         status: status.clone(),
-        sequencer: cfg.sequencer,
+        role: cfg.role,
         blocks_topic,
         txs_topic,
         exclusions_topic,

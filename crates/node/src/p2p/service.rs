@@ -39,8 +39,8 @@ pub(super) struct Service {
     pub(super) pool: Arc<Pool>,
     /// Where the peers and the sync progress are shown.
     pub(super) status: Arc<NetStatus>,
-    /// A sequencer publishes its blocks; a follower its pool's transactions.
-    pub(super) sequencer: bool,
+    /// What this node publishes.
+    pub(super) role: super::P2pRole,
     /// The topic blocks are gossiped on.
     pub(super) blocks_topic: gossipsub::IdentTopic,
     /// The topic transactions are gossiped on.
@@ -77,7 +77,9 @@ impl Service {
             tokio::select! {
                 ev = self.swarm.select_next_some() => self.on_swarm_event(ev),
                 Some(d) = done.recv() => self.on_done(d),
-                b = self.new_blocks.recv(), if self.sequencer => match b {
+                b = self.new_blocks.recv(), if !matches!(self.role, super::P2pRole::Follower) => match b {
+                    // A standby member drops what it imports: the leader announced it.
+                    Ok(_) if !self.role.seals() => {}
                     Ok(b) => {
                         let block = Block { header: b.block.header.clone(), body: b.block.body.clone() };
                         let mut raw = Vec::with_capacity(block.length());
@@ -89,13 +91,14 @@ impl Service {
                     }
                     Err(RecvError::Closed) => return,
                 },
-                h = self.pool_events.recv(), if !self.sequencer => match h {
+                h = self.pool_events.recv(), if self.role.gossips_transactions() => match h {
                     Ok(hash) => self.publish_tx(hash),
                     Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return,
                 },
                 // Only the sequencer's refusals decide what is mined: a follower's stay local.
-                e = next_announced(&mut self.announced), if self.sequencer => match e {
+                e = next_announced(&mut self.announced), if !matches!(self.role, super::P2pRole::Follower) => match e {
+                    Ok(_) if !self.role.seals() => {}
                     Ok(e) => {
                         let data = serde_json::to_vec(&e).expect("an exclusion serializes");
                         self.publish(self.exclusions_topic.clone(), data.into());
@@ -275,7 +278,7 @@ impl Service {
             SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Subscribed {
                 topic,
                 ..
-            })) if !self.sequencer && topic == self.txs_topic.hash() => {
+            })) if self.role.gossips_transactions() && topic == self.txs_topic.hash() => {
                 // A peer (a sequencer back after a restart) can take transactions again: pass
                 // on what waited here meanwhile.
                 let pending: Vec<Bytes> = self

@@ -53,6 +53,7 @@ pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeCon
         p2p: None,
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
         history_window: None,
+        group: None,
     }
 }
 

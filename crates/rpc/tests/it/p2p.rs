@@ -15,7 +15,7 @@ use jsonrpsee::{
 use l2node_launch::NodeConfig;
 use l2node_node::chain::clique;
 use l2node_node::dev;
-use l2node_node::p2p::{Multiaddr, P2pConfig};
+use l2node_node::p2p::{Multiaddr, P2pConfig, P2pRole};
 
 use crate::common::{account, dev_config, transfer, TestNode};
 
@@ -26,7 +26,11 @@ fn p2p_config(dir: &Path, port: u16, bootnodes: Vec<Multiaddr>, sequencer: bool)
         bootnodes,
         max_peers: 25,
         key_path: l2node_launch::p2p_key_path(dir),
-        sequencer,
+        role: if sequencer {
+            P2pRole::Sequencer
+        } else {
+            P2pRole::Follower
+        },
     }
 }
 
