@@ -5,6 +5,7 @@
 #  - e2e/.venv: python venv with the pinned e2e/requirements.txt (web3, eth-account)
 #  - chromium (Debian package) for the dashboard's browser suite (e2e/browser)
 #  - nginx (Debian package) for the scale-out recipe (e2e/scaleout)
+#  - etcd (Debian's etcd-server) for the sequencer group's tests (crates/group, e2e/ha)
 #  - wrk (Debian package) for e2e/bench
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,6 +45,16 @@ if [ "${E2E_SKIP_NGINX:-0}" != 1 ] && ! command -v nginx >/dev/null 2>&1 && [ ! 
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nginx
 fi
+
+# etcd for the sequencer group's tests (skip with E2E_SKIP_ETCD=1: they then say they skipped)
+if [ "${E2E_SKIP_ETCD:-0}" != 1 ] && ! command -v etcd >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends etcd-server
+  # Debian starts a system etcd on 2379; the tests start their own on other ports.
+  ($SUDO systemctl disable --now etcd 2>/dev/null || $SUDO service etcd stop 2>/dev/null) || true
+fi
+command -v etcd >/dev/null 2>&1 && etcd --version 2>/dev/null | head -1 || true
 
 # wrk for the load benchmark (only needed by e2e/bench; skip with E2E_SKIP_WRK=1)
 if [ "${E2E_SKIP_WRK:-0}" != 1 ] && ! command -v wrk >/dev/null 2>&1; then

@@ -25,6 +25,9 @@ struct Row {
     health: Option<health::Health>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// A sequencer group member's part (`leader`, `standby`, `paused`), from `/readiness`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sequencer: Option<String>,
 }
 
 async fn check_one(url: &str, reference: Option<&Client>, max_lag: u64) -> Row {
@@ -40,6 +43,7 @@ async fn check_one(url: &str, reference: Option<&Client>, max_lag: u64) -> Row {
             healthy: h.healthy(),
             health: Some(h),
             error: None,
+            sequencer: group_role(url).await,
         },
         Ok(Err(e)) => Row {
             url: url.into(),
@@ -47,6 +51,7 @@ async fn check_one(url: &str, reference: Option<&Client>, max_lag: u64) -> Row {
             healthy: false,
             health: None,
             error: Some(e.to_string()),
+            sequencer: None,
         },
         Err(_) => Row {
             url: url.into(),
@@ -54,8 +59,29 @@ async fn check_one(url: &str, reference: Option<&Client>, max_lag: u64) -> Row {
             healthy: false,
             health: None,
             error: Some("timed out".into()),
+            sequencer: None,
         },
     }
+}
+
+/// A sequencer group member's part, from its `/readiness` answer (HTTP endpoints only; `None`
+/// outside a group or when the probe does not answer).
+async fn group_role(url: &str) -> Option<String> {
+    if !url.starts_with("http") {
+        return None;
+    }
+    let probe = format!("{}/readiness", url.trim_end_matches('/'));
+    let answer = reqwest::Client::new()
+        .get(probe)
+        .timeout(CHECK_TIMEOUT)
+        .send()
+        .await
+        .ok()?
+        .bytes()
+        .await
+        .ok()?;
+    let body: serde_json::Value = serde_json::from_slice(&answer).ok()?;
+    body.get("sequencer")?.as_str().map(str::to_owned)
 }
 
 /// Runs `l2node health`.
@@ -201,7 +227,12 @@ fn print_table(rows: &[Row], skipped: &[String], max_lag: u64, reference: Option
                 if h.syncing_ok { "false" } else { "syncing" }
             ),
             format!("{} {}", mark(h.peers_ok), h.peers),
-            if h.healthy() { "healthy" } else { "unhealthy" }
+            match (&r.sequencer, h.healthy()) {
+                (Some(role), true) => format!("healthy ({role})"),
+                (Some(role), false) => format!("unhealthy ({role})"),
+                (None, true) => "healthy".into(),
+                (None, false) => "unhealthy".into(),
+            }
         );
     }
 }
