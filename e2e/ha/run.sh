@@ -44,7 +44,7 @@ ETCD_PIDS=()
 STREAM_PID=
 STOPPED= # a member frozen with SIGSTOP: not asked anything (it would not answer)
 
-fail() { echo "  FAIL   $*"; echo "ha: FAIL"; exit 1; }
+fail() { echo "  FAIL   $*"; exit 1; } # the cleanup prints the logs' tails and "ha: FAIL"
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $s != Z* ]]; }
 stop_all() { # PID...: SIGCONT (a frozen process must run to exit) and SIGTERM, SIGKILL after 5 s
   local p deadline=$((SECONDS + 5))
@@ -55,6 +55,8 @@ stop_all() { # PID...: SIGCONT (a frozen process must run to exit) and SIGTERM, 
   done
 }
 cleanup() {
+  set +e
+  trap '' PIPE
   exec 2>/dev/null # no "Killed" notices from bash for the processes ended here
   if [ -n "$STREAM_PID" ]; then stop_all "$STREAM_PID"; fi
   stop_all "${PID[@]}"
@@ -70,9 +72,10 @@ cleanup() {
     done
   fi
   if [ "${HA_KEEP:-0}" = 1 ]; then echo "kept $DIR"; else rm -rf "$DIR"; fi
+  if [ "${ok:-0}" = 1 ]; then echo "ha: PASS"; else echo "ha: FAIL"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'fail interrupted' INT TERM
 
 dec() { if [[ $1 =~ ^0x[0-9a-fA-F]+$ ]]; then echo $(($1)); else echo "$1"; fi; } # "0x1f" -> 31
 now_ms() { local t=${EPOCHREALTIME/[.,]/}; echo $((t / 1000)); }
@@ -125,6 +128,17 @@ caught_up() { # NAME: the member is a standby within 2 blocks of the followers
   h=$(head_of "${HTTP[$1]}") && f=$(follower_head) || return 1
   [ $((h > f ? h - f : f - h)) -le 2 ]
 }
+term_of() { # NAME: the term of NAME's leadership, from its own conductor_leaderWithID; fails
+  # unless NAME names itself as the leader
+  local w
+  w=$(rpc "${HTTP[$1]}" conductor_leaderWithID) || return 1
+  [ "$(echo "$w" | jq -r .name)" = "$1" ] || return 1
+  dec "$(echo "$w" | jq -r .term)"
+}
+newer_term() { # NAME LAST: NAME leads with a term above LAST (prints it)
+  local t
+  t=$(term_of "$1") && [[ $t =~ ^[0-9]+$ ]] && [ "$t" -gt "$2" ] && echo "$t"
+}
 others() { # NAME: the p2p addresses of every other started node, comma-separated
   local n out=()
   for n in "${ALL[@]}"; do [ "$n" != "$1" ] && [ -n "${ADDR[$n]:-}" ] && out+=("${ADDR[$n]}"); done
@@ -140,9 +154,10 @@ start_node() { # NAME BOOTNODES [FLAGS...]: starts NAME on its ports and data di
     ${boot:+--bootnodes "$boot"} "$@" >>"$DIR/$name.log" 2>&1 &
   PID[$name]=$!
 }
-member() { # NAME BOOTNODES: starts (or restarts) the sequencer-group member NAME
+member() { # NAME BOOTNODES: starts (or restarts) the sequencer-group member NAME; it seals a
+  # block every second while it leads, empty or not, so a pause shows whatever the stream does
   start_node "$1" "$2" --sequencer-group "$GROUP" --sequencer-group-name "$1" \
-    --sequencer-group-lease 1 --rpc-http-api ETH,NET,WEB3,L2,CONDUCTOR
+    --sequencer-group-lease 1 --create-empty-blocks --rpc-http-api ETH,NET,WEB3,L2,CONDUCTOR
 }
 started() { # NAME [STARTS_BEFORE]: waits until NAME logs its p2p address (once more than
   # STARTS_BEFORE times) and records the address
@@ -241,7 +256,9 @@ for n in "${FOLLOWERS[@]}"; do
   started "$n"
 done
 leader=$(poll 60 one_leader) || fail "no single leader within 60 s (leaders: $(leaders | xargs))"
-echo "  ok     one leader: $leader"
+term=$(poll 5 newer_term "$leader" -1) ||
+  fail "$leader's conductor_leaderWithID does not name it with a term: $(rpc "${HTTP[$leader]}" conductor_leaderWithID || true)"
+echo "  ok     one leader: $leader (term $term)"
 roles_right() { # the leader's readiness says leader, the others' standby
   local n want
   for n in "${MEMBERS[@]}"; do
@@ -286,15 +303,18 @@ for k in $(seq 1 "$KILLS"); do
   done
   dt=$(($(now_ms) - t0))
   RESUME+=("$dt")
-  next=$(poll 5 one_leader) || next="?"
+  next=$(poll 5 one_leader) || fail "kill $k: no single leader after blocks resumed (leaders: $(leaders | xargs))"
+  # A new leadership has a higher term (the group's fencing token).
+  term=$(poll 5 newer_term "$next" "$term") ||
+    fail "kill $k: $next leads with term $(term_of "$next" || echo '?'), not above the last $term"
   starts=$(grep -c 'peer-to-peer on /' "$DIR/$leader.log" || true)
   echo "----- run.sh: restarting $leader after kill $k" >>"$DIR/$leader.log"
   member "$leader" "$(others "$leader")"
   started "$leader" "$starts"
   t1=$(now_ms)
   poll 60 caught_up "$leader" || fail "kill $k: $leader did not come back as a caught-up standby within 60 s (role $(role "$leader" || echo '?'))"
-  printf '  ok     kill %2d/%d: %s killed at %d, blocks resumed in %s s (leader %s), back as a standby in %s s\n' \
-    "$k" "$KILLS" "$leader" "$top" "$(secs "$dt")" "$next" "$(secs $(($(now_ms) - t1)))"
+  printf '  ok     kill %2d/%d: %s killed at %d, blocks resumed in %s s (%s leads, term %s), back as a standby in %s s\n' \
+    "$k" "$KILLS" "$leader" "$top" "$(secs "$dt")" "$next" "$term" "$(secs $(($(now_ms) - t1)))"
 done
 DIST=$(printf '%s\n' "${RESUME[@]}" | sort -n | awk '
   { v[NR] = $1 }
@@ -323,8 +343,10 @@ left=$((3000 - $(now_ms) + t0))
 [ "$left" -gt 0 ] && sleep "$(secs "$left")"
 kill -CONT "${PID[$leader]}"
 STOPPED=
+frozen=$(($(now_ms) - t0))
+term=$(poll 5 newer_term "$next" "$term") || fail "pause: $next leads with term $(term_of "$next" || echo '?'), not above the last $term"
 sleep 3
-echo "  ok     $leader frozen at $top; $next leads and sealed after $(secs "$dt") s; $leader thawed after 3 s"
+echo "  ok     $leader frozen at $top; $next took over (term $term) and sealed after $(secs "$dt") s; $leader thawed after $(secs "$frozen") s"
 [ "$(rpc "${HTTP[$leader]}" conductor_leader)" = false ] || fail "pause: $leader still says it leads 3 s after SIGCONT"
 [ "$(grep -c "lost the sequencer group's leadership" "$DIR/$leader.log" || true)" -gt "$lost" ] ||
   fail "pause: $leader did not log that it lost the leadership"
@@ -356,7 +378,12 @@ for n in "${FOLLOWERS[@]}"; do
 done
 echo "  ok     no follower logged \"reorganising to a heavier chain\""
 # Karma as of one height every node holds (latest would count each node's own pool).
-at=$(printf '0x%x' "$(for n in "${ALL[@]}"; do head_of "${HTTP[$n]}"; done | sort -n | head -n 1)")
+low=
+for n in "${ALL[@]}"; do
+  h=$(head_of "${HTTP[$n]}") || fail "$n does not answer"
+  low=$((${low:-$h} < h ? ${low:-$h} : h))
+done
+at=$(printf '0x%x' "$low")
 ADDRS=$(jq -r --arg idx "$ACCOUNTS,1,9" '($idx | split(",") | map(tonumber)) as $i | .[$i[]].address' "$ROOT/e2e/lib/accounts.json")
 for a in $ADDRS 0x000000000000000000000000000000000000dEaD; do
   ref=
@@ -371,5 +398,4 @@ done
 for n in "${MEMBERS[@]}"; do
   echo "  $n: became leader $(grep -c "became the sequencer group's leader" "$DIR/$n.log" || true) times, lost it $(grep -c "lost the sequencer group's leadership" "$DIR/$n.log" || true) times"
 done
-ok=1
-echo "ha: PASS"
+ok=1 # the cleanup prints "ha: PASS"

@@ -20,6 +20,8 @@
 //!   holds what the leader acknowledged and includes it once it leads.
 
 mod etcd;
+#[cfg(feature = "test-utils")]
+pub mod test_utils;
 
 use std::{
     sync::{

@@ -6,95 +6,16 @@
 //! seal, the fenced log, the catch-up of a new leader), not gossip.
 
 use std::{
-    net::TcpListener,
-    process::{Child, Command, Stdio},
     sync::Arc,
     time::{Duration, Instant},
 };
 
 use alloy_primitives::B256;
+use l2node_group::test_utils::{free_port, start_etcd, EtcdServer};
 use l2node_group::{GroupConfig, Member};
 use l2node_node::chain::{open_chain, Chain, ChainError};
 use l2node_node::group::{GroupControl, GroupRole, SequencerGroup};
 use l2node_node::{dev, executor, test_utils};
-
-/// An etcd server of its own, stopped on drop.
-struct EtcdServer {
-    child: Child,
-    url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for EtcdServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts etcd with short election timings (its smallest lease is then under a second), or
-/// `None` when it is not installed.
-fn start_etcd() -> Option<EtcdServer> {
-    if Command::new("etcd").arg("--version").output().is_err() {
-        eprintln!("etcd is not installed (apt-get install etcd-server): group tests skipped");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let (client, peer) = (free_port(), free_port());
-    let url = format!("http://127.0.0.1:{client}");
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let child = Command::new("etcd")
-        .args(["--data-dir", dir.path().to_str().unwrap()])
-        .args([
-            "--listen-client-urls",
-            &url,
-            "--advertise-client-urls",
-            &url,
-        ])
-        .args(["--listen-peer-urls", &peer_url])
-        .args(["--initial-advertise-peer-urls", &peer_url])
-        .args(["--initial-cluster", &format!("default={peer_url}")])
-        .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = EtcdServer {
-        child,
-        url,
-        _dir: dir,
-    };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let health = format!("{}/health", server.url);
-    while Instant::now() < deadline {
-        if healthy(&health) {
-            return Some(server);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("etcd did not come up at {}", server.url);
-}
-
-/// Whether etcd's `/health` answers `"health":"true"` (a plain HTTP/1.0 GET).
-fn healthy(url: &str) -> bool {
-    use std::io::{Read, Write};
-    let addr = url.trim_start_matches("http://").split('/').next().unwrap();
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
-        return false;
-    };
-    let _ = s.write_all(b"GET /health HTTP/1.0\r\n\r\n");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.contains(r#""health":"true""#)
-}
 
 fn chain(dir: &tempfile::TempDir) -> Arc<Chain> {
     open_chain(dir.path(), Arc::new(test_utils::dev_spec())).unwrap()

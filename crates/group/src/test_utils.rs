@@ -1,0 +1,87 @@
+//! An etcd server for tests and benches (`test-utils` feature).
+
+use std::{
+    net::TcpListener,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+/// An etcd server of its own, stopped on drop.
+pub struct EtcdServer {
+    child: Child,
+    /// Its client URL.
+    pub url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for EtcdServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port nothing listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts etcd with short election timings (its smallest lease is then under a second), or
+/// `None` when it is not installed.
+pub fn start_etcd() -> Option<EtcdServer> {
+    if Command::new("etcd").arg("--version").output().is_err() {
+        eprintln!("etcd is not installed (apt-get install etcd-server): group tests skipped");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (client, peer) = (free_port(), free_port());
+    let url = format!("http://127.0.0.1:{client}");
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let child = Command::new("etcd")
+        .args(["--data-dir", dir.path().to_str().unwrap()])
+        .args([
+            "--listen-client-urls",
+            &url,
+            "--advertise-client-urls",
+            &url,
+        ])
+        .args(["--listen-peer-urls", &peer_url])
+        .args(["--initial-advertise-peer-urls", &peer_url])
+        .args(["--initial-cluster", &format!("default={peer_url}")])
+        .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = EtcdServer {
+        child,
+        url,
+        _dir: dir,
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let health = format!("{}/health", server.url);
+    while Instant::now() < deadline {
+        if healthy(&health) {
+            return Some(server);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("etcd did not come up at {}", server.url);
+}
+
+/// Whether etcd's `/health` answers `"health":"true"` (a plain HTTP/1.0 GET).
+fn healthy(url: &str) -> bool {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap();
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = s.write_all(b"GET /health HTTP/1.0\r\n\r\n");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.contains(r#""health":"true""#)
+}
