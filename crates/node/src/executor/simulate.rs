@@ -112,10 +112,11 @@ pub fn simulate(
     gas_cap: u64,
 ) -> Result<Vec<SimulatedBlock>, SimulateFailure> {
     let blocks = sanitize_chain(base, payload.block_state_calls)?;
-    let opts = Options {
+    let mut opts = Options {
         validation: payload.validation,
         trace_transfers: payload.trace_transfers,
-        gas_cap,
+        // geth: one gas pool of the RPC gas cap for every call of every block (0: no cap).
+        gas_pool: if gas_cap == 0 { u64::MAX } else { gas_cap },
     };
     // One deadline for the whole request, as geth's RPC EVM timeout.
     let mut deadline = Deadline::after_timeout();
@@ -140,7 +141,7 @@ pub fn simulate(
             &mut trie,
             header,
             block,
-            &opts,
+            &mut opts,
             &mut deadline,
         )?;
         parent_hash = simulated.block.hash;
@@ -272,7 +273,9 @@ fn block_header(
 struct Options {
     validation: bool,
     trace_transfers: bool,
-    gas_cap: u64,
+    /// What the calls still run may use in all (the RPC gas cap less what the calls before
+    /// used): a call without gas gets the rest of its block within it.
+    gas_pool: u64,
 }
 
 fn simulate_block(
@@ -281,14 +284,10 @@ fn simulate_block(
     trie: &mut OverlayTrie<'_>,
     mut header: Header,
     block: SimBlock,
-    opts: &Options,
+    opts: &mut Options,
     deadline: &mut Deadline,
 ) -> Result<SimulatedBlock, SimulateFailure> {
-    let Options {
-        validation,
-        trace_transfers,
-        gas_cap,
-    } = *opts;
+    let (validation, trace_transfers) = (opts.validation, opts.trace_transfers);
     let mut env = evm_env(spec, &header);
     if let Some(overrides) = &block.block_overrides {
         // Only what the header does not carry: BLOCKHASH and blob base fee overrides.
@@ -313,8 +312,9 @@ fn simulate_block(
             other => ExecError::StateOverride(other),
         })?;
     }
-    let tx_cap = super::call::osaka_tx_cap(spec, &env);
     let cfg = &mut env.cfg_env;
+    // geth runs simulated calls with the transaction checks skipped, EIP-7825's cap among them
+    // (execution-apis' Osaka cases default a call's gas to the 50M RPC gas cap).
     cfg.tx_gas_limit_cap = Some(u64::MAX);
     cfg.disable_eip3607 = true;
     cfg.disable_nonce_check = !validation;
@@ -338,11 +338,23 @@ fn simulate_block(
     };
     let mut executor =
         EthBlockExecutor::new(evm, ctx, ExecutorSpec(spec), AlloyReceiptBuilder::default());
-    executor
-        .evm_mut()
-        .precompiles_mut()
+    let precompiles = executor.evm_mut().precompiles_mut();
+    // geth's override errors are -32000; a move onto itself is still checked.
+    if let Some((from, _)) = moves
+        .iter()
+        .find(|(from, _)| precompiles.get(from).is_none())
+    {
+        return Err(SimulateFailure::refused(
+            code::SERVER_ERROR,
+            format!(
+                "account {from} is not a precompile: movePrecompileToAddress moves a precompile \
+                 (0x01..0x11, 0x100 from Osaka) to another address"
+            ),
+        ));
+    }
+    precompiles
         .move_precompiles(moves)
-        .map_err(|e| SimulateFailure::refused(code::INVALID_PARAMS, e.to_string()))?;
+        .map_err(|e| SimulateFailure::refused(code::SERVER_ERROR, e.to_string()))?;
     executor.apply_pre_execution_changes().map_err(block_err)?;
 
     let mut transactions = Vec::with_capacity(block.calls.len());
@@ -360,24 +372,25 @@ fn simulate_block(
             request.nonce = Some(account.map_or(0, |a| a.nonce));
         }
         let left = header.gas_limit.saturating_sub(gas_used);
-        // geth: what is left of the block, within the RPC gas cap; from Osaka also within
-        // EIP-7825's cap, which is not enforced on an explicit gas.
-        let gas = request.gas.unwrap_or(if gas_cap == 0 {
-            left.min(tx_cap)
-        } else {
-            left.min(gas_cap).min(tx_cap)
-        });
+        // geth: a call without gas gets what is left of the block; the block must hold the
+        // call's gas; then the gas is lowered to what is left of the request's gas pool.
+        let gas = request.gas.unwrap_or(left);
         if gas > left {
             return Err(SimulateFailure::refused(
                 code::SIM_BLOCK_GAS_LIMIT,
                 format!("block gas limit reached: remaining: {left}, required: {gas}"),
             ));
         }
+        let gas = gas.min(opts.gas_pool);
         request.gas = Some(gas);
         request.chain_id = Some(spec.chain_id);
         if request.gas_price.is_none() {
             request.max_fee_per_gas.get_or_insert(0);
             request.max_priority_fee_per_gas.get_or_insert(0);
+        }
+        if request.blob_versioned_hashes.is_some() {
+            // geth: a blob call without a blob fee pays none.
+            request.max_fee_per_blob_gas.get_or_insert(0);
         }
         request.from = Some(from);
         let tx = unsigned_envelope(request)?;
@@ -388,7 +401,10 @@ fn simulate_block(
                 result = Some(r.result.result.clone())
             });
         match executed {
-            Ok(gas) => gas_used += gas.tx_gas_used(),
+            Ok(gas) => {
+                gas_used += gas.tx_gas_used();
+                opts.gas_pool = opts.gas_pool.saturating_sub(gas.tx_gas_used());
+            }
             Err(BlockExecutionError::Validation(BlockValidationError::InvalidTx {
                 error, ..
             })) => {
@@ -455,13 +471,23 @@ fn unsigned_envelope(
 ) -> Result<TxEnvelope, SimulateFailure> {
     // No `to`: a creation (alloy's builder wants it said).
     request.to.get_or_insert(alloy_primitives::TxKind::Create);
-    let typed: TypedTransaction = request.build_typed_tx().map_err(|_| {
+    let signature = Signature::new(U256::ZERO, U256::ZERO, false);
+    let refused = |why: &str| {
         SimulateFailure::refused(
             code::INVALID_PARAMS,
-            "a call cannot be made into a transaction: check its fee, blob and authorization fields",
+            format!("a call cannot be made into a transaction ({why}): check its fee, blob and authorization fields"),
         )
-    })?;
-    let signature = Signature::new(U256::ZERO, U256::ZERO, false);
+    };
+    if request.preferred_type() == alloy_consensus::TxType::Eip4844 && request.sidecar.is_none() {
+        // A blob call names its blobs' versioned hashes only (alloy's builder wants a sidecar).
+        let tx = request
+            .build_4844_without_sidecar()
+            .map_err(|e| refused(&e.to_string()))?;
+        return Ok(tx.into_signed(signature).into());
+    }
+    let typed: TypedTransaction = request
+        .build_typed_tx()
+        .map_err(|_| refused("a field its type needs is missing"))?;
     Ok(match typed {
         TypedTransaction::Legacy(tx) => tx.into_signed(signature).into(),
         TypedTransaction::Eip2930(tx) => tx.into_signed(signature).into(),

@@ -172,7 +172,7 @@ fn now() -> u64 {
 const GAS_LEFT: &str = "0x5a60005260206000f3";
 
 #[tokio::test]
-async fn osaka_calls_without_gas_stay_under_the_transaction_cap() {
+async fn osaka_calls_without_gas_get_what_geth_gives() {
     let node = TestNode::start().await;
     let target = Address::repeat_byte(0x55);
     let overrides = json!({ target.to_string(): { "code": GAS_LEFT } });
@@ -199,7 +199,9 @@ async fn osaka_calls_without_gas_stay_under_the_transaction_cap() {
         .await;
     assert!(left(&out) > U256::from(cap), "{out}");
 
-    // eth_simulateV1 without gas: runs, under the cap.
+    // eth_simulateV1 without gas: runs with the rest of the block within the RPC gas cap, as
+    // geth (execution-apis' Osaka cases record 50M): simulated calls skip the transaction
+    // checks, EIP-7825's cap among them.
     let sim: Value = node
         .request(
             "eth_simulateV1",
@@ -211,7 +213,9 @@ async fn osaka_calls_without_gas_stay_under_the_transaction_cap() {
         .await;
     let call = &sim[0]["calls"][0];
     assert_eq!(call["status"], "0x1", "{call}");
-    assert!(left(call["returnData"].as_str().unwrap()) < U256::from(cap));
+    let gas_left = left(call["returnData"].as_str().unwrap());
+    assert!(gas_left > U256::from(cap), "{call}");
+    assert!(gas_left < U256::from(30_000_000u64), "{call}");
 
     // The pool refuses a transaction over the cap with geth's words.
     let raw = signed_tx(

@@ -21,5 +21,6 @@ mod pool_limits;
 mod proof;
 mod shapes;
 mod simulate;
+mod spec_simulate;
 mod subscriptions;
 mod wire;

@@ -1,0 +1,3 @@
+// simulates a simple ethSimulate transfer when account has no funds with validation
+>> {"jsonrpc":"2.0","id":1,"method":"eth_simulateV1","params":[{"blockStateCalls":[{"calls":[{"from":"0xc000000000000000000000000000000000000000","to":"0xc100000000000000000000000000000000000000","value":"0x3e8","nonce":"0x0"},{"from":"0xc100000000000000000000000000000000000000","to":"0xc200000000000000000000000000000000000000","value":"0x3e8","nonce":"0x1"}]}],"validation":true},"latest"]}
+<< {"jsonrpc":"2.0","id":1,"error":{"code":-38012,"message":"err: max fee per gas less than block base fee: address 0xC000000000000000000000000000000000000000, maxFeePerGas: 0, baseFee: 23974864 (supplied gas 50000000)"}}
