@@ -137,6 +137,28 @@ pub(super) fn validate_tx(
     });
 }
 
+/// Puts a peer's pooled transactions ([`SyncResponse::PooledTransactions`]) through this
+/// node's pool, on the blocking pool; those it holds or refuses are skipped.
+pub(super) fn pool_txs(chain: Arc<Chain>, pool: Arc<Pool>, peer: PeerId, txs: Vec<Bytes>) {
+    if txs.is_empty() {
+        return;
+    }
+    tokio::task::spawn_blocking(move || {
+        let Ok(state) = chain.storage().state_at(None) else {
+            return;
+        };
+        let next = chain.next_block();
+        let taken = txs
+            .iter()
+            .filter(|raw| {
+                pool.add_raw_recorded(raw, &state, &next, Stage::P2p)
+                    .is_ok()
+            })
+            .count();
+        tracing::debug!(target: "l2node::p2p", %peer, sent = txs.len(), taken, "a peer's pooled transactions");
+    });
+}
+
 /// Reads blocks `from..from + count` for `peer`, on the blocking pool; the answer comes back
 /// as [`Done::Served`] (with no blocks when storage fails).
 pub(super) fn serve_blocks(

@@ -276,21 +276,16 @@ impl Service {
                 message,
             })) => self.on_gossip(propagation_source, message_id, message),
             SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Subscribed {
+                peer_id,
                 topic,
-                ..
-            })) if self.role.gossips_transactions() && topic == self.txs_topic.hash() => {
-                // A peer (a sequencer back after a restart) can take transactions again: pass
-                // on what waited here meanwhile.
-                let pending: Vec<Bytes> = self
-                    .pool
-                    .content()
-                    .pending
-                    .into_values()
-                    .flat_map(|txs| txs.into_values().map(|t| t.raw.clone()))
-                    .collect();
-                for raw in pending {
-                    self.publish(self.txs_topic.clone(), raw);
-                }
+            })) if topic == self.txs_topic.hash() => {
+                // A peer that (re)joins the transaction topic may hold transactions published
+                // while this node was away, which gossip will not send again: ask for its pool.
+                // (It asks for this node's pool likewise.)
+                self.swarm
+                    .behaviour_mut()
+                    .sync
+                    .send_request(&peer_id, SyncRequest::PooledTransactions);
             }
             SwarmEvent::Behaviour(BehaviourEvent::Sync(ev)) => self.on_sync_event(ev),
             _ => {}
@@ -362,6 +357,14 @@ impl Service {
                         .sync
                         .send_response(channel, SyncResponse::Status(status));
                 }
+                SyncRequest::PooledTransactions => {
+                    let txs = sync::pooled_transactions(&self.pool);
+                    let _ = self
+                        .swarm
+                        .behaviour_mut()
+                        .sync
+                        .send_response(channel, SyncResponse::PooledTransactions(txs));
+                }
                 SyncRequest::Blocks { from, count } => importer::serve_blocks(
                     self.chain.clone(),
                     self.done_tx.clone(),
@@ -384,6 +387,9 @@ impl Service {
                     if !self.peers.peer_status(peer, &s, self.chain.genesis_hash()) {
                         let _ = self.swarm.disconnect_peer_id(peer);
                     }
+                }
+                SyncResponse::PooledTransactions(txs) => {
+                    importer::pool_txs(self.chain.clone(), self.pool.clone(), peer, txs)
                 }
                 SyncResponse::Blocks(blocks) => {
                     let Some(peer) = self.peers.range_received(&request_id, blocks.len() as u64)

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{Chain, ChainError, Competing};
 use crate::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
+use crate::pool::Pool;
 use l2node_storage::StorageError;
 
 /// The protocol name of block sync.
@@ -27,6 +28,12 @@ pub enum SyncRequest {
         /// How many.
         count: u64,
     },
+    /// The transactions of the peer's pool that can be mined now. A node asks each peer that
+    /// joins the transaction topic: gossip does not send a transaction twice, so a node that
+    /// was away (a sequencer restarted, a group member about to lead) would never get those
+    /// published while it was gone, and one missing nonce would hold back its sender's later
+    /// transactions (devp2p's peers likewise exchange their pools on connection).
+    PooledTransactions,
 }
 
 /// A peer's answer.
@@ -36,6 +43,9 @@ pub enum SyncResponse {
     Status(PeerStatus),
     /// Answer to [`SyncRequest::Blocks`]: RLP-encoded blocks in order.
     Blocks(Vec<Bytes>),
+    /// Answer to [`SyncRequest::PooledTransactions`]: network encodings, each sender's in
+    /// nonce order.
+    PooledTransactions(Vec<Bytes>),
 }
 
 /// A node's chain, as it tells its peers.
@@ -82,6 +92,24 @@ pub fn serve_blocks(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, 
         out.push(raw.into());
     }
     Ok(out)
+}
+
+/// The pool's executable transactions for a peer, each sender's in nonce order, up to
+/// [`SYNC_MAX_RESPONSE_BYTES`] (a sender cut short keeps its lowest nonces: what is sent can be
+/// mined).
+pub fn pooled_transactions(pool: &Pool) -> Vec<Bytes> {
+    let mut out = Vec::new();
+    let mut size = 0;
+    for txs in pool.content().pending.into_values() {
+        for tx in txs.into_values() {
+            size += tx.raw.len();
+            if size > SYNC_MAX_RESPONSE_BYTES {
+                return out;
+            }
+            out.push(tx.raw.clone());
+        }
+    }
+    out
 }
 
 /// Why a block from a peer was not imported.

@@ -257,6 +257,54 @@ async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
     assert_same_chain(&seq, &f);
 }
 
+/// A transaction gossiped among the followers while the sequencer was down is not published
+/// again (gossip sends a message once): the returning sequencer asks its peers for their pools
+/// and seals it, so no acknowledged transaction waits forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_returning_sequencer_takes_what_was_gossiped_while_it_was_away() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), port).await;
+    let f1 = follower(&seq).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = follower_config(dir.path(), vec![addr(&seq), addr(&f1)]);
+    let f2 = TestNode::start_in(dir, cfg).await;
+    mine(&seq, 0, 0, 1).await;
+    wait_for("both followers at block 1", || {
+        chain(&f1).head().header.number == 1 && chain(&f2).head().header.number == 1
+    })
+    .await;
+    let seq_dir = seq.stop().await;
+    // Sent to f1 while the sequencer is away: f1 gossips it to f2, so both have published it.
+    let hash: B256 = f1
+        .request(
+            "eth_sendRawTransaction",
+            rpc_params![transfer(&account(5), 0, account(9).address(), 3)],
+        )
+        .await;
+    let handle = f2.handle.as_ref().unwrap();
+    wait_for("the transaction in f2's pool", || {
+        handle.pool.get(&hash).is_some()
+    })
+    .await;
+    let seq = sequencer_in(seq_dir, port).await;
+    // The followers redial it within P2P_REDIAL_INTERVAL (2 s).
+    wait_for("the transaction sealed by the returning sequencer", || {
+        seq.handle.as_ref().unwrap().chain.head().header.number >= 2
+    })
+    .await;
+    let receipt = f1.wait_receipt(hash).await;
+    assert_eq!(receipt["status"], "0x1");
+    wait_for("f2 at the sequencer's head", || {
+        chain(&f2).head().hash == chain(&seq).head().hash
+    })
+    .await;
+    assert_same_chain(&seq, &f2);
+}
+
 /// `raw` with its state root replaced and sealed again by `key`.
 fn tampered(raw: &[u8], key: &PrivateKeySigner, state_root: Option<B256>) -> Bytes {
     let mut block = Block::<TxEnvelope>::decode(&mut &raw[..]).unwrap();
