@@ -155,6 +155,8 @@ pub struct Member {
     state: Mutex<State>,
     /// Set while this member leads: the peer-to-peer layer then publishes its blocks.
     active: Arc<AtomicBool>,
+    /// Notified when this member takes the leadership (the miner seals at once).
+    leadership: Arc<tokio::sync::Notify>,
 }
 
 impl Member {
@@ -172,6 +174,7 @@ impl Member {
             runtime: tokio::runtime::Handle::current(),
             state: Mutex::default(),
             active: Arc::default(),
+            leadership: Arc::default(),
         }))
     }
 
@@ -314,6 +317,7 @@ impl Member {
             });
         }
         self.active.store(true, Ordering::SeqCst);
+        self.leadership.notify_one();
         metrics::gauge!(TERM).set(term as f64);
         metrics::gauge!(IS_LEADER).set(1.0);
         metrics::counter!(LEADER_CHANGES).increment(1);
@@ -510,6 +514,10 @@ impl SequencerGroup for Member {
             self.state.lock().catch_up = true;
         }
         result
+    }
+
+    fn leadership_taken(&self) -> Arc<tokio::sync::Notify> {
+        self.leadership.clone()
     }
 }
 

@@ -2,6 +2,8 @@
 //! etcd): may this member seal now, and record each sealed block in the group's log before the
 //! block is stored, answered or announced. Without a group the miner seals on every turn.
 
+use std::sync::Arc;
+
 use alloy_primitives::B256;
 pub use l2node_api::types::{GroupLeader, GroupMember};
 
@@ -16,6 +18,11 @@ pub trait SequencerGroup: Send + Sync + std::fmt::Debug {
     /// when another member leads now or a block of that height is already in the log. Called
     /// on a blocking thread, before the block is stored: a failure keeps the block unpublished.
     fn append(&self, number: u64, hash: B256, rlp: &[u8]) -> Result<(), String>;
+
+    /// Notified each time this member takes the leadership: the miner then seals as soon as
+    /// the block period after the head allows, rather than on its own period's next tick (the
+    /// former leader's silence already took a lease).
+    fn leadership_taken(&self) -> Arc<tokio::sync::Notify>;
 }
 
 /// A member's part in the group.

@@ -81,8 +81,15 @@ pub async fn run(
     // right away; after that each arrival does.
     let mut mined_last = true;
     let mut requests_open = true;
+    let leadership = cfg.group.as_ref().map(|g| g.leadership_taken());
     loop {
         let forced = tokio::select! {
+            _ = async { leadership.as_ref().expect("guarded").notified().await }, if leadership.is_some() => {
+                if let Some(t) = ticker.as_mut() {
+                    t.reset_at(first_slot(&chain, cfg.block_time));
+                }
+                continue;
+            }
             request = requests.recv(), if requests_open => match request {
                 Some(reply) => Some(reply),
                 None => {
@@ -131,6 +138,16 @@ pub async fn run(
             let _ = reply.send(answer);
         }
     }
+}
+
+/// When a block period has passed since the head's timestamp (now, if it already has): when a
+/// member that just took the leadership seals its first block.
+fn first_slot(chain: &Chain, block_time: Duration) -> tokio::time::Instant {
+    let due = Duration::from_secs(chain.head().header.timestamp) + block_time;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    tokio::time::Instant::now() + due.saturating_sub(now)
 }
 
 /// Waits for the miner's next turn: the next tick, or (with a zero period) pending work.
