@@ -201,6 +201,133 @@ fn osaka_rules_run_in_built_blocks_that_import() {
     assert_eq!(state.storage(contract, U256::from(1)).unwrap(), U256::ZERO);
 }
 
+/// EIP-7951 and EIP-7883 in a built block that imports: a contract's constructor verifies a
+/// secp256r1 signature at 0x100 (a valid vector of RIP-7212's, appended to the code) and calls
+/// modexp with 499 gas (refused: EIP-7883's minimum is 500, EIP-2565's was 200) and with 500.
+#[test]
+fn osaka_precompiles_run_in_built_blocks_that_import() {
+    let spec = dev();
+    let sender = &dev_accounts()[0];
+    let code = alloy_primitives::hex!(
+        // codecopy(0, 115, 160): the vector after the code
+        "60a0" "610073" "6000" "39"
+        // sstore(1, staticcall(gas, 0x100, 0, 160, 0xa0, 32)); sstore(0, mload(0xa0))
+        "6020" "60a0" "60a0" "6000" "610100" "5a" "fa" "6001" "55" "60a0" "51" "6000" "55"
+        // modexp input at 0x200: lengths 1, 1, 1; base 2, exponent 3, modulus 5
+        "6001" "610200" "52" "6001" "610220" "52" "6001" "610240" "52"
+        "6002" "610260" "53" "6003" "610261" "53" "6005" "610262" "53"
+        // sstore(2, staticcall(499, 5, 0x200, 99, 0x300, 1))
+        "6001" "610300" "6063" "610200" "6005" "6101f3" "fa" "6002" "55"
+        // sstore(3, staticcall(500, 5, 0x200, 99, 0x300, 1)); sstore(4, 2^3 mod 5)
+        "6001" "610300" "6063" "610200" "6005" "6101f4" "fa" "6003" "55"
+        "610300" "51" "60f8" "1c" "6004" "55" "00"
+    );
+    assert_eq!(code.len(), 115);
+    let vector = alloy_primitives::hex!(
+        "4cee90eb86eaa050036147a12d49004b6b9c72bd725d39d4785011fe190f0b4d"
+        "a73bd4903f0ce3b639bbbf6e8e80d16931ff4bcf5993d58468e8fb19086e8cac"
+        "36dbcd03009df8c59286b162af3bd7fcc0450c9aa81be5d10d312af6c66b1d60"
+        "4aebd3099c618202fcfe16ae7770b0c49ab5eadf74b754204a3bb6060e44eff3"
+        "7618b065f9832de4ca6ca971a7a1adc826d0f7c00181a5fb2ddf79ae00b4e10e"
+    );
+    let create = sign(
+        sender,
+        TxLegacy {
+            chain_id: Some(spec.chain_id),
+            nonce: 0,
+            gas_limit: 1_000_000,
+            gas_price: 0,
+            to: TxKind::Create,
+            input: [code.as_slice(), vector.as_slice()].concat().into(),
+            ..Default::default()
+        },
+    );
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let miner = open(a.path(), &spec).unwrap();
+    let block = mine(&miner, vec![create]);
+    let follower = open(b.path(), &spec).unwrap();
+    assert_eq!(follower.import(as_block(block)).unwrap(), miner.head().hash);
+    let contract = sender.address().create(0);
+    let state = follower.storage().state_at(None).unwrap();
+    use l2node_storage::StateReader;
+    let slot = |n: u64| state.storage(contract, U256::from(n)).unwrap();
+    assert_eq!(
+        slot(0),
+        U256::from(1),
+        "P256VERIFY answers 1 for a valid signature"
+    );
+    assert_eq!(slot(1), U256::from(1), "the call to 0x100 succeeds");
+    assert_eq!(
+        slot(2),
+        U256::ZERO,
+        "modexp with 499 gas runs out (EIP-7883)"
+    );
+    assert_eq!(slot(3), U256::from(1), "modexp with 500 gas runs");
+    assert_eq!(slot(4), U256::from(3), "2^3 mod 5");
+}
+
+/// EIP-7934: from Osaka a block whose RLP is over 8 MiB is refused before it is executed, with
+/// the rule named; nothing is stored.
+#[test]
+fn osaka_refuses_a_block_over_the_size_limit() {
+    let spec = dev();
+    let sender = &dev_accounts()[0];
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let miner = open(a.path(), &spec).unwrap();
+    let mut block = as_block(mine(&miner, vec![free_transfer(&spec, sender, 0)]));
+    let padding = sign(
+        sender,
+        TxLegacy {
+            chain_id: Some(spec.chain_id),
+            nonce: 1,
+            gas_limit: 30_000_000,
+            to: TxKind::Call(BOB),
+            input: vec![0u8; crate::constants::MAX_RLP_BLOCK_SIZE].into(),
+            ..Default::default()
+        },
+    );
+    block.body.transactions.push(padding.into_inner());
+    let follower = open(b.path(), &spec).unwrap();
+    let err = follower.import(block).unwrap_err();
+    assert!(
+        matches!(&err, ChainError::InvalidHeader { field: "size", .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("EIP-7934"), "{err}");
+    assert_eq!(follower.head().header.number, 0);
+}
+
+/// EIP-7918: from Osaka, while blobs cost less than `BLOB_BASE_COST` execution gas, the excess
+/// blob gas grows by the blobs used scaled by (max - target) / max instead of falling by the
+/// target; before Osaka (Prague rules) it falls as EIP-4844 says. Header validation expects it.
+#[test]
+fn osaka_blob_base_fee_has_the_execution_gas_floor() {
+    let osaka = dev();
+    let parent = Header {
+        timestamp: 1,
+        base_fee_per_gas: Some(1_000_000_000),
+        excess_blob_gas: Some(0),
+        blob_gas_used: Some(6 * alloy_eips::eip4844::DATA_GAS_PER_BLOB),
+        ..Default::default()
+    };
+    let params = osaka.blob_params_at(2).unwrap();
+    let (max, target) = (params.max_blob_count, params.target_blob_count);
+    let scaled = 6 * alloy_eips::eip4844::DATA_GAS_PER_BLOB * (max - target) / max;
+    assert_eq!(validate::next_excess_blob_gas(&osaka, &parent, 2), scaled);
+    let mut genesis = dev_genesis(0);
+    genesis.config.osaka_time = None;
+    let prague = ChainSpec::from_genesis(genesis).unwrap();
+    assert_eq!(
+        validate::next_excess_blob_gas(&prague, &parent, 2),
+        (6 * alloy_eips::eip4844::DATA_GAS_PER_BLOB).saturating_sub(
+            prague
+                .blob_params_at(2)
+                .unwrap()
+                .target_blob_gas_per_block()
+        )
+    );
+}
+
 /// A free (gasless) transfer: it uses the sender's Karma quota, so the ledger changes.
 fn free_transfer(spec: &ChainSpec, from: &PrivateKeySigner, nonce: u64) -> Recovered<TxEnvelope> {
     legacy_transfer(spec, from, nonce, 1, 0)
