@@ -2,8 +2,9 @@
 # Installs the e2e clients, builds l2node, starts a dev node in a temp dir on ports 18645/18646
 # (E2E_HTTP_PORT / E2E_WS_PORT) and a follower of it (18745, E2E_FOLLOWER_PORT), runs every e2e
 # suite against them and stops them, then runs the
-# scale-out recipe (e2e/scaleout/run.sh: a sequencer, two followers and nginx).
-# The last lines are run.sh's "N passed, N failed" and "scale-out: PASS".
+# scale-out recipe (e2e/scaleout/run.sh: a sequencer, two followers and nginx) and the sequencer
+# group (e2e/ha/run.sh: three etcd servers, three members, two followers, 20 leader kills).
+# The last lines are run.sh's "N passed, N failed", "scale-out: PASS" and "ha: PASS".
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # The clients the suites drive (cast, viem, web3.py); idempotent, fast when already installed.
@@ -39,4 +40,5 @@ E2E_FOLLOWER_URL="http://127.0.0.1:$FOLLOWER_PORT" \
   bash "$ROOT/e2e/run.sh" "http://127.0.0.1:$HTTP_PORT" "ws://127.0.0.1:$WS_PORT"
 status=$?
 bash "$ROOT/e2e/scaleout/run.sh" "$ROOT/target/debug/l2node" || status=1
+bash "$ROOT/e2e/ha/run.sh" "$ROOT/target/debug/l2node" || status=1
 exit $status
