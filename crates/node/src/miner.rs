@@ -85,10 +85,14 @@ pub async fn run(
     loop {
         let forced = tokio::select! {
             _ = async { leadership.as_ref().expect("guarded").notified().await }, if leadership.is_some() => {
-                if let Some(t) = ticker.as_mut() {
-                    t.reset_at(first_slot(&chain, cfg.block_time));
+                match ticker.as_mut() {
+                    Some(t) => {
+                        t.reset_at(first_slot(&chain, cfg.block_time));
+                        continue;
+                    }
+                    // Mining on arrival: what arrived while another member led goes in now.
+                    None => None,
                 }
-                continue;
             }
             request = requests.recv(), if requests_open => match request {
                 Some(reply) => Some(reply),

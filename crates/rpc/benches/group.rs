@@ -56,6 +56,13 @@ fn config(dir: &Path, block_time: Duration, group: Option<GroupConfig>) -> NodeC
     }
 }
 
+/// The dev accounts' keys, derived once (from the mnemonic: a key derivation per call).
+fn keys() -> &'static [alloy_signer_local::PrivateKeySigner] {
+    static KEYS: std::sync::OnceLock<Vec<alloy_signer_local::PrivateKeySigner>> =
+        std::sync::OnceLock::new();
+    KEYS.get_or_init(dev_accounts)
+}
+
 /// A premium transfer (fees paid: never limited by a Karma quota).
 fn transfer(from: usize, nonce: u64) -> Recovered<TxEnvelope> {
     let tx = TxEip1559 {
@@ -68,7 +75,7 @@ fn transfer(from: usize, nonce: u64) -> Recovered<TxEnvelope> {
         value: U256::from(1),
         ..Default::default()
     };
-    test_utils::sign(&dev_accounts()[from], tx)
+    test_utils::sign(&keys()[from], tx)
 }
 
 fn add(node: &NodeHandle, tx: Recovered<TxEnvelope>) {
@@ -154,13 +161,15 @@ async fn latency(label: &str, group: Option<GroupConfig>, blocks: u64) {
 }
 
 fn main() {
+    // Each group run gets an etcd of its own: a group's log holds its chain's blocks, which a
+    // new member of the same chain would import first.
     let Some(etcd) = l2node_group::test_utils::start_etcd() else {
         return;
     };
-    let group = |name: &str| {
+    let group = |etcd: &l2node_group::test_utils::EtcdServer| {
         Some(GroupConfig {
             endpoints: vec![etcd.url.clone()],
-            name: name.into(),
+            name: "bench".into(),
             lease: Duration::from_secs(1),
         })
     };
@@ -172,8 +181,10 @@ fn main() {
     let blocks = env_or("BENCH_GROUP_BLOCKS", 300);
     rt.block_on(async {
         throughput("alone", None, secs).await;
-        throughput("group leader", group("bench-1"), secs).await;
+        throughput("group leader", group(&etcd), secs).await;
+        drop(etcd);
         latency("alone", None, blocks).await;
-        latency("group leader", group("bench-2"), blocks).await;
+        let etcd = l2node_group::test_utils::start_etcd().expect("etcd started once already");
+        latency("group leader", group(&etcd), blocks).await;
     });
 }
