@@ -195,6 +195,7 @@ fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
         spec,
         args.storage.db_cache_size,
         args.storage.window()?,
+        l2node_storage::DEFAULT_PROOF_WINDOW,
     )?;
     let started = Instant::now();
     let bar = logging::progress_bar();

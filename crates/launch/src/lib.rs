@@ -54,7 +54,7 @@ pub struct NodeConfig {
     pub p2p: Option<P2pConfig>,
     /// Database page cache in bytes (`--db-cache-size`).
     pub db_cache_bytes: usize,
-    /// Blocks of state and trie history kept (`--history-window`); `None`: all (archive).
+    /// Blocks of state history kept (`--history-window`); `None`: all (archive).
     pub history_window: Option<u64>,
     /// The sequencer group this node is a member of (`--sequencer-group`; needs a sealing key).
     pub group: Option<GroupConfig>,
@@ -253,10 +253,12 @@ pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
 pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let data_dir = cfg.data_dir.clone();
     let (spec, cache, window) = (cfg.spec.clone(), cfg.db_cache_bytes, cfg.history_window);
-    let chain =
-        tokio::task::spawn_blocking(move || open_chain_with_cache(&data_dir, spec, cache, window))
-            .await
-            .expect("open task")?;
+    let proof_window = cfg.rpc.eth_proof_window;
+    let chain = tokio::task::spawn_blocking(move || {
+        open_chain_with_cache(&data_dir, spec, cache, window, proof_window)
+    })
+    .await
+    .expect("open task")?;
     let mut pool_cfg = cfg.pool.clone();
     pool_cfg
         .journal_path

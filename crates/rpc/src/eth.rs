@@ -331,8 +331,8 @@ impl EthApiServer for EthRpc {
                 })?
                 .map_err(|first| {
                     RpcError::NotFound(format!(
-                        "cannot simulate on block {}: this database keeps the trie history from block {first}; use block {first} or later",
-                        header.number
+                        "cannot simulate on block {}: this node reads the state trie from block {first} on (the last {} blocks, --rpc-eth-proof-window); use block {first} or later, or raise the window",
+                        header.number, chain.storage().proof_window()
                     ))
                 })?
                 .map_err(RpcError::from)?;
@@ -741,11 +741,13 @@ impl EthApiServer for EthRpc {
             .into());
         }
         let chain = self.chain.clone();
-        let heavy = keys.len() > RPC_LIGHT_PROOF_KEYS;
+        // A block before the head sets back what the later blocks changed: heavy work.
+        let heavy = keys.len() > RPC_LIGHT_PROOF_KEYS || n < self.chain.head().header.number;
         let prove = move || {
             chain.storage().proof(address, &keys, n)?.map_err(|first| {
                 RpcError::NotFound(format!(
-                    "no state proof for block {n}: this node keeps the trie history from block {first} (a pruned node, --history-window, or a database from an older l2node); ask for block {first} or later, or an archive node"
+                    "no state proof for block {n}: this node proves blocks from {first} on (the last {} blocks, --rpc-eth-proof-window; a pruned node also keeps the state of --history-window blocks only); ask for block {first} or later, or restart the node with a wider --rpc-eth-proof-window",
+                    chain.storage().proof_window()
                 ))
             })
         };

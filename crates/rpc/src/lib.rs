@@ -43,6 +43,9 @@ pub use server::{start_rpc_servers, RpcServerConfig, RpcServerError, RpcServerHa
 pub struct RpcConfig {
     /// Gas cap of eth_call / eth_estimateGas.
     pub gas_cap: u64,
+    /// Blocks before the head whose state trie can be read: eth_getProof, eth_simulateV1 and
+    /// testing_buildBlockV1 on them (`--rpc-eth-proof-window`; the node keeps their change sets).
+    pub eth_proof_window: u64,
     /// Concurrent EVM jobs.
     pub evm_concurrency: usize,
     /// Threads for heavy work (tracing, simulations, wide log searches, large proofs).
@@ -72,6 +75,7 @@ impl Default for RpcConfig {
     fn default() -> Self {
         Self {
             gas_cap: constants::DEFAULT_RPC_GAS_CAP,
+            eth_proof_window: l2node_storage::DEFAULT_PROOF_WINDOW,
             evm_concurrency: constants::rpc_evm_concurrency(),
             heavy_concurrency: constants::rpc_heavy_concurrency(),
             max_logs_range: constants::MAX_LOGS_RANGE,

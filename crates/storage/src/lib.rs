@@ -30,6 +30,12 @@ use tables::*;
 /// redb page cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
 /// machine without starving the OS page cache (`--db-cache-size` changes it).
 pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Default `--rpc-eth-proof-window`: the tries of the last 128 blocks can be read (proofs,
+/// simulations), as geth's path-based state serves its 128 recent layers. Reading block
+/// `head - k` sets back what the `k` later blocks changed, so a deeper window costs more per
+/// request rather than disk (one change set per block).
+pub const DEFAULT_PROOF_WINDOW: u64 = 128;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
@@ -110,8 +116,11 @@ db_err!(
 pub struct Storage {
     db: Arc<redb::Database>,
     snapshots: Arc<snapshot::Snapshots>,
-    /// Blocks of state and trie history kept (`--history-window`); `None`: all (archive).
+    /// Blocks of state history kept (`--history-window`); `None`: all (archive).
     history_window: Option<u64>,
+    /// Blocks before the head whose trie can be read (`--rpc-eth-proof-window`): their change
+    /// sets are kept.
+    proof_window: u64,
 }
 
 impl std::fmt::Debug for Storage {
@@ -161,13 +170,14 @@ impl Storage {
             db: Arc::new(db),
             snapshots: Default::default(),
             history_window: None,
+            proof_window: DEFAULT_PROOF_WINDOW,
         };
         storage.create_tables()?;
         storage.snapshots.refresh(&storage.db);
         Ok(storage)
     }
 
-    /// Keeps the state and trie history of the last `window` blocks only (a pruned node);
+    /// Keeps the state history of the last `window` blocks only (a pruned node);
     /// `None` keeps all of it (an archive node). The window is at least
     /// [`MIN_HISTORY_WINDOW`].
     pub fn with_history_window(mut self, window: Option<u64>) -> Self {
@@ -178,6 +188,13 @@ impl Storage {
     /// Blocks of state history kept, `None` on an archive node.
     pub fn history_window(&self) -> Option<u64> {
         self.history_window
+    }
+
+    /// Keeps the change sets of the last `window` blocks, so that their tries (proofs,
+    /// simulations and block building on them) can be read; default [`DEFAULT_PROOF_WINDOW`].
+    pub fn with_proof_window(mut self, window: u64) -> Self {
+        self.proof_window = window;
+        self
     }
 
     fn create_tables(&self) -> Result<(), StorageError> {
@@ -198,14 +215,20 @@ impl Storage {
         tx.open_table(ACCOUNT_HISTORY)?;
         tx.open_table(STORAGE_HISTORY)?;
         tx.open_table(TRIE_NODES)?;
-        tx.open_table(TRIE_HISTORY)?;
+        tx.open_table(CHANGE_SETS)?;
         {
             let mut meta = tx.open_table(META)?;
-            if meta.get(TRIE_HISTORY_FROM)?.is_none() {
-                let head = meta.get("head")?.map(|v| v.value());
-                meta.insert(TRIE_HISTORY_FROM, head.map_or(0, |h| h + 1))?;
+            if meta.get(PROOFS_FROM)?.is_none() {
+                // New: from genesis. Written by an earlier l2node: from its head, whose trie is
+                // the current one (the change sets start with the next block).
+                let head = meta.get("head")?.map_or(0, |v| v.value());
+                meta.insert(PROOFS_FROM, head)?;
             }
+            meta.remove(LEGACY_TRIE_HISTORY_FROM)?;
         }
+        // Earlier versions kept every overwritten trie node (most of an archive's bytes); the
+        // change sets serve the same reads within the proof window.
+        tx.delete_table(LEGACY_TRIE_HISTORY)?;
         tx.open_table(KARMA_USAGE)?;
         tx.open_table(KARMA_DENY)?;
         tx.open_table(KARMA_TIERS)?;

@@ -1,42 +1,89 @@
-//! eth_getProof over the stored state trie, at the head or any earlier block (trie history).
+//! The state trie of the head or of a recent block: eth_getProof, and simulations and block
+//! building on an earlier block.
+//!
+//! Only the current trie is stored. The trie of block `b` is the current one with every
+//! account and slot that the blocks after `b` changed (their change sets) set back to its value
+//! at `b` (from the state history), kept in memory over the stored nodes; its root is checked
+//! against `b`'s state root. Within the proof window (`--rpc-eth-proof-window`), that costs what
+//! the later blocks changed, instead of a copy of every overwritten trie node on disk.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_primitives::{Address, B256, U256};
 use alloy_rpc_types_eth::{EIP1186AccountProofResponse, EIP1186StorageProof};
 use alloy_serde::JsonStorageKey;
-use redb::ReadableDatabase;
 
-use super::{Storage, StorageError, META, TRIE_HISTORY_FROM};
-use crate::tables::{TRIE_HISTORY, TRIE_NODES};
+use super::{codec, reader::StateAt, Storage, StorageError};
 use l2node_trie as trie;
+use l2node_trie::state::AccountChange;
 
 impl Storage {
-    /// The first block whose state trie (and so proofs) this database can read: 0, unless it
-    /// was created by an l2node that kept no trie history.
+    /// The first block whose trie this node can read (proofs, simulations on it): the proof
+    /// window's distance behind the head, no earlier than the state history kept.
     pub fn first_proof_block(&self) -> Result<u64, StorageError> {
-        let tx = self.db.begin_read()?;
-        let meta = tx.open_table(META)?;
-        let first = meta.get(TRIE_HISTORY_FROM)?.map_or(0, |v| v.value());
-        Ok(first)
+        let snap = self.snapshot()?;
+        Ok(snap
+            .proofs_from
+            .max(snap.state_from)
+            .min(snap.head.unwrap_or(0)))
     }
 
-    /// Runs `f` on the state trie of block `block` (read through the trie history, so any
-    /// block the node holds), or answers `Err(first)` when `block` predates `first`, the first
-    /// block this database can read the trie of (the head's is always readable).
+    /// Blocks before the head whose trie can be read (`--rpc-eth-proof-window`).
+    pub fn proof_window(&self) -> u64 {
+        self.proof_window
+    }
+
+    /// Runs `f` on the state trie of block `block`, or answers `Err(first)` when `block`
+    /// predates `first`, the first block whose trie this node can read (the head's always is).
     pub fn with_trie_at<R>(
         &self,
         block: u64,
         f: impl FnOnce(&dyn trie::TrieStore) -> R,
     ) -> Result<Result<R, u64>, StorageError> {
-        let tx = self.db.begin_read()?;
-        let meta = tx.open_table(META)?;
-        let first = meta.get(TRIE_HISTORY_FROM)?.map_or(0, |v| v.value());
-        let head = meta.get("head")?.map_or(0, |v| v.value());
-        if block < first && block < head {
-            return Ok(Err(first));
+        let snap = self.snapshot()?;
+        let head = snap.head.unwrap_or(0);
+        let nodes = snap.table(&snap.trie_nodes)?;
+        if block >= head {
+            return Ok(Ok(f(nodes)));
         }
-        let nodes = tx.open_table(TRIE_NODES)?;
-        let history = tx.open_table(TRIE_HISTORY)?;
-        Ok(Ok(f(&trie::TrieAt::new(&nodes, &history, block))))
+        let first = snap.proofs_from.max(snap.state_from);
+        if block < first {
+            return Ok(Err(first.min(head)));
+        }
+        // What the blocks after `block` changed, set back to its value at `block`.
+        let mut touched: BTreeMap<Address, BTreeSet<U256>> = BTreeMap::new();
+        for entry in snap.table(&snap.change_sets)?.range(block + 1..=head)? {
+            let (number, set) = entry?;
+            decode_change_set(number.value(), set.value(), &mut touched)?;
+        }
+        let state = StateAt::new(snap.clone(), self.snapshots.clone(), Some(block));
+        let mut inverse = Vec::with_capacity(touched.len());
+        for (address, slots) in touched {
+            let storage = slots
+                .into_iter()
+                .map(|slot| Ok((slot, crate::StateReader::storage(&state, address, slot)?)))
+                .collect::<Result<_, StorageError>>()?;
+            inverse.push(AccountChange {
+                address,
+                info: state.account_state(address)?,
+                new_code: None,
+                storage_wiped: false,
+                storage,
+            });
+        }
+        let mut overlay = trie::OverlayTrie::new(nodes);
+        let root = trie::apply_changes(&mut overlay, &inverse)?;
+        let expected = self
+            .header(block)?
+            .map(|h| h.state_root)
+            .ok_or_else(|| codec::corrupt("headers", format!("block {block} is missing")))?;
+        if root != expected {
+            return Err(codec::corrupt(
+                "change_sets",
+                format!("the trie set back to block {block} has root {root}, not {expected}"),
+            ));
+        }
+        Ok(Ok(f(&overlay)))
     }
 
     /// EIP-1186 proof of `address` and `slots` against the state root of block `block`, or
@@ -73,4 +120,35 @@ impl Storage {
                 .collect(),
         }))
     }
+}
+
+/// Adds the accounts and slots of block `number`'s change set (`tables::CHANGE_SETS`).
+fn decode_change_set(
+    number: u64,
+    mut set: &[u8],
+    touched: &mut BTreeMap<Address, BTreeSet<U256>>,
+) -> Result<(), StorageError> {
+    let bad = || {
+        codec::corrupt(
+            "change_sets",
+            format!("block {number}'s entry is cut short"),
+        )
+    };
+    while !set.is_empty() {
+        if set.len() < 24 {
+            return Err(bad());
+        }
+        let address = Address::from_slice(&set[..20]);
+        let count = u32::from_be_bytes(set[20..24].try_into().expect("4 bytes")) as usize;
+        set = &set[24..];
+        if set.len() < count * 32 {
+            return Err(bad());
+        }
+        let slots = touched.entry(address).or_default();
+        for slot in set[..count * 32].chunks_exact(32) {
+            slots.insert(U256::from_be_slice(slot));
+        }
+        set = &set[count * 32..];
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
-//! A pruned node (`--history-window N`): the state and trie history of blocks older than the
-//! window is deleted as the chain grows, so the database stops growing with the state's past.
+//! A pruned node (`--history-window N`): the state history of blocks older than the window is
+//! deleted as the chain grows, so the database stops growing with the state's past.
 //!
-//! Every history table (`account_history`, `storage_history`, `trie_history`) keeps, per key,
+//! Every history table (`account_history`, `storage_history`) keeps, per key,
 //! the value before each block that changed it, the block in the last 8 bytes of the key. A
 //! read of block `b` looks for the first entry after `b`; an entry of block `e` is needed only
 //! by reads of blocks before `e`. Once the oldest readable block is `oldest = head - N`, every
@@ -17,7 +17,7 @@
 use redb::{ReadableTable, ReadableTableMetadata, TableDefinition, TableHandle, WriteTransaction};
 
 use super::{StorageError, ACCOUNT_HISTORY, META, STORAGE_HISTORY};
-use crate::tables::{PRUNE_CURSORS, STATE_HISTORY_FROM, TRIE_HISTORY, TRIE_HISTORY_FROM};
+use crate::tables::{PRUNE_CURSORS, STATE_HISTORY_FROM};
 
 /// The fewest entries a commit looks at in each history table: a few milliseconds of work.
 pub(crate) const PRUNE_SCAN_MIN: u64 = 16_384;
@@ -27,13 +27,12 @@ pub(crate) const PRUNE_SCAN_MIN: u64 = 16_384;
 pub const MIN_HISTORY_WINDOW: u64 = 128;
 
 /// Lengths of the history tables before a block is written, to size the sweep.
-pub(crate) struct Lengths([u64; 3]);
+pub(crate) struct Lengths([u64; 2]);
 
 pub(crate) fn lengths(tx: &WriteTransaction) -> Result<Lengths, StorageError> {
     Ok(Lengths([
         tx.open_table(ACCOUNT_HISTORY)?.len()?,
         tx.open_table(STORAGE_HISTORY)?.len()?,
-        tx.open_table(TRIE_HISTORY)?.len()?,
     ]))
 }
 
@@ -51,17 +50,14 @@ pub(crate) fn prune(
     }
     {
         let mut meta = tx.open_table(META)?;
-        for key in [STATE_HISTORY_FROM, TRIE_HISTORY_FROM] {
-            let from = meta.get(key)?.map_or(0, |v| v.value());
-            if from < oldest {
-                meta.insert(key, oldest)?;
-            }
+        let from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
+        if from < oldest {
+            meta.insert(STATE_HISTORY_FROM, oldest)?;
         }
     }
     let mut cursors = tx.open_table(PRUNE_CURSORS)?;
     sweep(tx, &mut cursors, ACCOUNT_HISTORY, oldest, before.0[0])?;
     sweep(tx, &mut cursors, STORAGE_HISTORY, oldest, before.0[1])?;
-    sweep(tx, &mut cursors, TRIE_HISTORY, oldest, before.0[2])?;
     Ok(())
 }
 

@@ -18,7 +18,9 @@ use super::{
     StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
     LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::{KARMA_DENY, KARMA_TIERS, KARMA_USAGE, STATE_HISTORY_FROM};
+use crate::tables::{
+    CHANGE_SETS, KARMA_DENY, KARMA_TIERS, KARMA_USAGE, PROOFS_FROM, STATE_HISTORY_FROM, TRIE_NODES,
+};
 
 /// A table of a snapshot, opened on first use.
 pub(crate) struct Lazy<K: redb::Key + 'static, V: redb::Value + 'static> {
@@ -42,6 +44,8 @@ pub(crate) struct Snapshot {
     pub(crate) head: Option<u64>,
     /// The first block whose state can be read (see `prune.rs`).
     pub(crate) state_from: u64,
+    /// The first block whose change sets (and so trie) can be read (see `proof.rs`).
+    pub(crate) proofs_from: u64,
     pub(crate) headers: Lazy<u64, &'static [u8]>,
     pub(crate) hash_to_number: Lazy<&'static [u8; 32], u64>,
     pub(crate) bodies: Lazy<u64, &'static [u8]>,
@@ -58,6 +62,8 @@ pub(crate) struct Snapshot {
     pub(crate) karma_usage: Lazy<&'static [u8], (u64, u64)>,
     pub(crate) karma_deny: Lazy<&'static [u8], &'static [u8]>,
     pub(crate) karma_tiers: Lazy<u64, &'static [u8]>,
+    pub(crate) trie_nodes: Lazy<&'static [u8], &'static [u8]>,
+    pub(crate) change_sets: Lazy<u64, &'static [u8]>,
 }
 
 impl Snapshot {
@@ -65,11 +71,13 @@ impl Snapshot {
         let meta = tx.open_table(META)?;
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
+        let proofs_from = meta.get(PROOFS_FROM)?.map_or(0, |v| v.value());
         drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),
             head,
             state_from,
+            proofs_from,
             headers: Lazy::new(HEADERS),
             hash_to_number: Lazy::new(HASH_TO_NUMBER),
             bodies: Lazy::new(BODIES),
@@ -86,6 +94,8 @@ impl Snapshot {
             karma_usage: Lazy::new(KARMA_USAGE),
             karma_deny: Lazy::new(KARMA_DENY),
             karma_tiers: Lazy::new(KARMA_TIERS),
+            trie_nodes: Lazy::new(TRIE_NODES),
+            change_sets: Lazy::new(CHANGE_SETS),
         })
     }
 

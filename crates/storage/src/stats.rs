@@ -22,8 +22,8 @@ pub enum Kind {
     StateHistory,
     /// Nodes of the state trie.
     TrieNodes,
-    /// Trie nodes as they were before each block (proofs at old blocks).
-    TrieHistory,
+    /// What each block of the proof window changed (tries of recent blocks).
+    ChangeSets,
     /// The Karma ledger.
     Karma,
     /// Metadata, configuration, exclusion records.
@@ -54,8 +54,8 @@ impl Kind {
             Self::StateHistory
         } else if is(&[TRIE_NODES.name()]) {
             Self::TrieNodes
-        } else if is(&[TRIE_HISTORY.name()]) {
-            Self::TrieHistory
+        } else if is(&[CHANGE_SETS.name()]) {
+            Self::ChangeSets
         } else if table.starts_with("karma_") {
             Self::Karma
         } else {
@@ -73,7 +73,7 @@ impl Kind {
             Self::State => "state",
             Self::StateHistory => "state history",
             Self::TrieNodes => "trie nodes",
-            Self::TrieHistory => "trie history",
+            Self::ChangeSets => "change sets",
             Self::Karma => "karma",
             Self::Other => "other",
         }
@@ -246,17 +246,17 @@ mod tests {
         let kind = |name: &str| stats.tables.iter().find(|t| t.name == name).unwrap().kind;
         assert_eq!(kind("bodies"), Kind::Blocks);
         assert_eq!(kind("receipts"), Kind::Receipts);
-        assert_eq!(kind("trie_history"), Kind::TrieHistory);
+        assert_eq!(kind("change_sets"), Kind::ChangeSets);
         assert_eq!(kind("karma_usage"), Kind::Karma);
         assert_eq!(kind("account_history"), Kind::StateHistory);
         assert_eq!(kind("meta"), Kind::Other);
         assert!(
             stats.tables.iter().any(|t| t.entries > 0),
-            "meta has the trie-history mark"
+            "meta has the proofs mark"
         );
         let printed = stats.to_string();
         assert!(printed.starts_with("0 blocks, 0 transactions"), "{printed}");
-        assert!(printed.contains("trie_history"), "{printed}");
+        assert!(printed.contains("change_sets"), "{printed}");
     }
 
     #[test]

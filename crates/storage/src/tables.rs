@@ -6,11 +6,15 @@ use redb::TableDefinition;
 
 /// `"head"` -> block number of the canonical head.
 pub const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
-/// `META` key: the first block whose trie can be proved. 0 for a database created with trie
-/// history; a database written before it was kept proves blocks after its head at the upgrade.
-pub const TRIE_HISTORY_FROM: &str = "trie_history_from";
+/// `META` key: the first block whose trie can be read (proofs, simulations on it): the change
+/// sets of every later block are kept. It follows the head at the proof window's distance
+/// (`--rpc-eth-proof-window`); a database of an earlier l2node starts at its head at the upgrade.
+pub const PROOFS_FROM: &str = "proofs_from";
+/// The `META` key and the table of trie history that earlier l2node versions kept (every
+/// overwritten trie node); dropped on open, replaced by [`CHANGE_SETS`].
+pub const LEGACY_TRIE_HISTORY_FROM: &str = "trie_history_from";
 /// `META` key: the first block whose state can be read. 0 on an archive node; a node with
-/// `--history-window` moves it forward as it prunes state and trie history.
+/// `--history-window` moves it forward as it prunes state history.
 pub const STATE_HISTORY_FROM: &str = "state_history_from";
 /// history table name -> the key the pruning sweep continues from (see `prune.rs`).
 pub const PRUNE_CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("prune_cursors");
@@ -52,11 +56,15 @@ pub const STORAGE_HISTORY: TableDefinition<&[u8], &[u8; 32]> =
 pub const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
     TableDefinition::new("trie_nodes");
 
-/// The redb table of node history: `[key length] ++ key ++ block (BE)` -> the value the key held
-/// before that block changed it: `[1] ++ node`, or `[0]` when it held nothing. The length prefix
-/// keeps one key's entries together (nibble paths are prefixes of one another).
-pub const TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
+/// See [`LEGACY_TRIE_HISTORY_FROM`].
+pub const LEGACY_TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
     TableDefinition::new("trie_history");
+
+/// block number -> what the block changed: per account, its address (20 bytes), the number of
+/// its slots that changed (4, BE) and those slots (32 each). Kept for the blocks after
+/// [`PROOFS_FROM`]: the trie of an earlier block is the current one with those accounts and
+/// slots set back to their values then (from the state history), as reth serves old proofs.
+pub const CHANGE_SETS: TableDefinition<u64, &[u8]> = TableDefinition::new("change_sets");
 
 // The Karma ledger (see `karma.rs`).
 

@@ -263,7 +263,7 @@ fn a_pruned_node_reads_within_its_window_refuses_beyond_and_stops_growing() {
         [
             tx.open_table(ACCOUNT_HISTORY).unwrap().len().unwrap(),
             tx.open_table(STORAGE_HISTORY).unwrap().len().unwrap(),
-            tx.open_table(crate::tables::TRIE_HISTORY)
+            tx.open_table(crate::tables::CHANGE_SETS)
                 .unwrap()
                 .len()
                 .unwrap(),
@@ -323,4 +323,95 @@ fn a_pruned_node_reads_within_its_window_refuses_beyond_and_stops_growing() {
             2 * window
         );
     }
+}
+
+/// The trie of every block of the proof window, read by setting back what the later blocks
+/// changed (deleted accounts, wiped and re-written storage among them), is the trie that block
+/// left: same root, same proofs. A block before the window is refused with the first readable,
+/// and the change sets of older blocks are gone.
+#[test]
+fn the_tries_of_recent_blocks_are_the_ones_they_left() {
+    use l2node_trie::{account_proof, apply_changes, state_root, MemoryTrieStore};
+    let dir = tempfile::tempdir().unwrap();
+    let window = 20;
+    let s = Storage::open(&dir.path().join("chain.redb"))
+        .unwrap()
+        .with_proof_window(window);
+    let pool: Vec<Address> = (1..=30u8).map(Address::repeat_byte).collect();
+    let mut seed = 7u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let mut memory = MemoryTrieStore::new();
+    let mut tries = Vec::new();
+    let blocks = 40u64;
+    for number in 0..blocks {
+        let mut changes: std::collections::BTreeMap<Address, AccountChange> = Default::default();
+        for _ in 0..6 {
+            let address = pool[next(pool.len() as u64) as usize];
+            let change = match next(10) {
+                0 => AccountChange {
+                    address,
+                    info: None,
+                    new_code: None,
+                    storage_wiped: false,
+                    storage: vec![],
+                },
+                kind => {
+                    let slots: std::collections::BTreeMap<U256, U256> = (0..next(4))
+                        .map(|_| (U256::from(next(5)), U256::from(next(3))))
+                        .collect();
+                    let mut c = account(address, next(1000) + 1, slots.into_iter().collect());
+                    c.storage_wiped = kind == 1;
+                    c
+                }
+            };
+            changes.insert(address, change);
+        }
+        let changes: Vec<AccountChange> = changes.into_values().collect();
+        apply_changes(&mut memory, &changes).unwrap();
+        commit(&s, number, &changes, vec![]);
+        tries.push(memory.clone());
+    }
+    let head = blocks - 1;
+    let first = head - window;
+    assert_eq!(s.first_proof_block().unwrap(), first);
+    let slots: Vec<B256> = (0..5u64).map(|i| B256::from(U256::from(i))).collect();
+    for (number, expected) in tries.iter().enumerate() {
+        let number = number as u64;
+        let read = s
+            .with_trie_at(number, |trie| {
+                let proofs: Vec<_> = pool
+                    .iter()
+                    .step_by(3)
+                    .map(|a| account_proof(trie, *a, &slots).unwrap())
+                    .collect();
+                (state_root(trie).unwrap(), proofs)
+            })
+            .unwrap();
+        if number < first {
+            assert_eq!(read.unwrap_err(), first, "block {number}");
+            continue;
+        }
+        let (root, proofs) = read.unwrap();
+        assert_eq!(root, state_root(expected).unwrap(), "block {number}");
+        for (proof, a) in proofs.iter().zip(pool.iter().step_by(3)) {
+            assert_eq!(
+                proof,
+                &account_proof(expected, *a, &slots).unwrap(),
+                "block {number}"
+            );
+        }
+    }
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let tx = s.db.begin_read().unwrap();
+    let sets = tx.open_table(crate::tables::CHANGE_SETS).unwrap();
+    assert_eq!(
+        sets.len().unwrap(),
+        window,
+        "the change sets of the window only"
+    );
 }

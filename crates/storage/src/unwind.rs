@@ -4,9 +4,8 @@
 //! The history tables already hold, for every account and slot a block changed, the value from
 //! before that block: unwinding restores those values into the current tables and removes the
 //! block's entries. The state trie is rewritten with the inverse changes (a path-keyed trie is
-//! a function of its contents, so it comes back node for node) through a
-//! [`l2node_trie::HistoryEraser`], which removes the block's trie history entries of the keys
-//! it writes; the root must be the parent's state root, or nothing is written.
+//! a function of its contents, so it comes back node for node) and the block's change set
+//! goes; the root must be the parent's state root, or nothing is written.
 
 use std::collections::BTreeSet;
 
@@ -20,7 +19,7 @@ use super::{
     Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, HASH_TO_NUMBER, HEADERS,
     LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::{TRIE_HISTORY, TRIE_NODES};
+use crate::tables::{CHANGE_SETS, TRIE_NODES};
 use l2node_trie::state::{AccountChange, KarmaDelta};
 
 impl Storage {
@@ -44,14 +43,8 @@ impl Storage {
             ));
         }
         let inverse = unwind_state(&tx, number, changes)?;
-        let root = l2node_trie::apply_changes(
-            &mut l2node_trie::HistoryEraser::new(
-                &mut tx.open_table(TRIE_NODES)?,
-                &mut tx.open_table(TRIE_HISTORY)?,
-                number,
-            ),
-            &inverse,
-        )?;
+        let root = l2node_trie::apply_changes(&mut tx.open_table(TRIE_NODES)?, &inverse)?;
+        tx.open_table(CHANGE_SETS)?.remove(number)?;
         if root != parent_state_root {
             // Dropping the transaction writes nothing.
             return Err(codec::corrupt(

@@ -13,7 +13,7 @@ use super::{
     HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
     TX_INDEX,
 };
-use crate::tables::{TRIE_HISTORY, TRIE_NODES};
+use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NODES};
 use l2node_trie::state::{AccountChange, KarmaDelta};
 
 /// A block ready to be written, once its state root is known.
@@ -75,7 +75,7 @@ impl Storage {
             Some(_) => Some(super::prune::lengths(&tx)?),
             None => None,
         };
-        let state_root = write_state(&tx, number, changes)?;
+        let state_root = write_state(&tx, number, changes, self.proof_window)?;
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
@@ -101,7 +101,9 @@ fn write_state(
     tx: &WriteTransaction,
     number: u64,
     changes: &[AccountChange],
+    proof_window: u64,
 ) -> Result<B256, StorageError> {
+    let mut change_set = Vec::new();
     let mut accounts = tx.open_table(ACCOUNTS)?;
     let mut storage = tx.open_table(STORAGE)?;
     let mut code = tx.open_table(CODE)?;
@@ -118,8 +120,15 @@ fn write_state(
         if !old_bytes.is_empty() {
             decode_account(&old_bytes)?;
         }
+        change_set.extend_from_slice(addr.as_slice());
+        let count_at = change_set.len();
+        change_set.extend_from_slice(&[0; 4]);
+        let mut slots: u32 = 0;
         if change.info.is_none() || change.storage_wiped {
-            wipe_storage(&mut storage, &mut storage_history, addr, number)?;
+            for slot in wipe_storage(&mut storage, &mut storage_history, addr, number)? {
+                change_set.extend_from_slice(&slot);
+                slots += 1;
+            }
         }
         match &change.info {
             Some(info) => {
@@ -133,6 +142,13 @@ fn write_state(
             let bytes = bytecode.original_bytes();
             code.insert(&alloy_primitives::keccak256(&bytes).0, bytes.as_ref())?;
         }
+        if change.info.is_some() {
+            for (slot, _) in &change.storage {
+                change_set.extend_from_slice(&slot.to_be_bytes::<32>());
+                slots += 1;
+            }
+        }
+        change_set[count_at..count_at + 4].copy_from_slice(&slots.to_be_bytes());
         if change.info.is_none() {
             continue;
         }
@@ -154,10 +170,19 @@ fn write_state(
             }
         }
     }
-    let mut nodes = tx.open_table(TRIE_NODES)?;
-    let mut history = tx.open_table(TRIE_HISTORY)?;
+    let mut change_sets = tx.open_table(CHANGE_SETS)?;
+    change_sets.insert(number, change_set.as_slice())?;
+    // Only the proof window's change sets are read: older ones go as the head moves on.
+    let oldest = number.saturating_sub(proof_window);
+    let mut meta = tx.open_table(META)?;
+    if meta.get(PROOFS_FROM)?.map_or(0, |v| v.value()) < oldest {
+        meta.insert(PROOFS_FROM, oldest)?;
+        for old in change_sets.extract_from_if(..=oldest, |_, _| true)? {
+            old?;
+        }
+    }
     Ok(l2node_trie::apply_changes(
-        &mut l2node_trie::HistoryRecorder::new(&mut nodes, &mut history, number),
+        &mut tx.open_table(TRIE_NODES)?,
         changes,
     )?)
 }
@@ -167,17 +192,19 @@ fn wipe_storage(
     history: &mut Table<&'static [u8], &'static [u8; 32]>,
     addr: Address,
     number: u64,
-) -> Result<(), StorageError> {
+) -> Result<Vec<[u8; 32]>, StorageError> {
     let from = codec::slot_key(&addr, &U256::ZERO);
     let to = codec::slot_key(&addr, &U256::MAX);
     let removed: Vec<(Vec<u8>, [u8; 32])> = storage
         .extract_from_if(from.as_slice()..=to.as_slice(), |_, _| true)?
         .map(|e| e.map(|(k, v)| (k.value().to_vec(), *v.value())))
         .collect::<Result<_, _>>()?;
+    let mut slots = Vec::with_capacity(removed.len());
     for (key, value) in removed {
         history.insert(codec::with_block(&key, number).as_slice(), &value)?;
+        slots.push(key[20..].try_into().expect("a slot key is address ++ slot"));
     }
-    Ok(())
+    Ok(slots)
 }
 
 fn write_block(

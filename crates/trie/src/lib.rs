@@ -26,7 +26,7 @@ mod store;
 mod update;
 
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
-pub use store::{HistoryEraser, HistoryRecorder, MemoryTrieStore, OverlayTrie, TrieAt, TrieStore};
+pub use store::{MemoryTrieStore, OverlayTrie, TrieStore};
 
 use update::{prepare, trie_root, TrieUpdater};
 
@@ -119,12 +119,12 @@ pub fn apply_changes<S: TrieStore>(
 }
 
 /// Current state root (`EMPTY_ROOT_HASH` for an empty trie) without changes.
-pub fn state_root<S: TrieStore>(store: &S) -> Result<B256, TrieError> {
+pub fn state_root<S: TrieStore + ?Sized>(store: &S) -> Result<B256, TrieError> {
     trie_root(store, &account_prefix())
 }
 
 /// Storage root of one account as currently stored (`EMPTY_ROOT_HASH` when it has none).
-pub fn storage_root<S: TrieStore>(store: &S, address: Address) -> Result<B256, TrieError> {
+pub fn storage_root<S: TrieStore + ?Sized>(store: &S, address: Address) -> Result<B256, TrieError> {
     trie_root(store, &storage_prefix(&keccak256(address)))
 }
 
@@ -168,7 +168,7 @@ pub fn state_root_from_scratch(
 
 #[cfg(test)]
 mod tests {
-    use crate::store::tests::{TRIE_HISTORY, TRIE_NODES};
+    use crate::store::tests::TRIE_NODES;
     use std::{collections::BTreeMap, str::FromStr};
 
     use alloy_primitives::Bytes;
@@ -495,48 +495,6 @@ mod tests {
             &empty.account_proof,
         )
         .unwrap();
-    }
-
-    /// Blocks recorded through `HistoryRecorder`: the trie read at every earlier block (roots,
-    /// proofs) is the trie that block left, deletions and storage wipes included.
-    #[test]
-    fn trie_history_reads_every_earlier_block() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = redb::Database::create(dir.path().join("trie.redb")).unwrap();
-        let mut rng = StdRng::seed_from_u64(11);
-        let pool: Vec<Address> = (0..60u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
-        let mut memory = MemoryTrieStore::new();
-        let mut after = Vec::new();
-        for block in 0..25u64 {
-            let changes: Vec<_> = (0..12).map(|_| random_change(&mut rng, &pool)).collect();
-            apply_changes(&mut memory, &changes).unwrap();
-            after.push(memory.clone());
-            let tx = db.begin_write().unwrap();
-            {
-                let mut nodes = tx.open_table(TRIE_NODES).unwrap();
-                let mut history = tx.open_table(TRIE_HISTORY).unwrap();
-                let mut recorder = HistoryRecorder::new(&mut nodes, &mut history, block);
-                apply_changes(&mut recorder, &changes).unwrap();
-            }
-            tx.commit().unwrap();
-        }
-        let read = redb::ReadableDatabase::begin_read(&db).unwrap();
-        let nodes = read.open_table(TRIE_NODES).unwrap();
-        let history = read.open_table(TRIE_HISTORY).unwrap();
-        let slots: Vec<B256> = (0..4u64).map(|i| B256::from(U256::from(i))).collect();
-        for (block, expected) in after.iter().enumerate() {
-            let at = TrieAt::new(&nodes, &history, block as u64);
-            assert_eq!(state_root(&at).unwrap(), state_root(expected).unwrap());
-            for address in pool.iter().step_by(7) {
-                assert_eq!(
-                    account_proof(&at, *address, &slots).unwrap(),
-                    account_proof(expected, *address, &slots).unwrap(),
-                    "block {block}"
-                );
-            }
-        }
     }
 
     #[test]

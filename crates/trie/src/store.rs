@@ -120,14 +120,6 @@ impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
     }
 }
 
-fn history_key(key: &[u8], block: u64) -> Vec<u8> {
-    let mut k = Vec::with_capacity(key.len() + 9);
-    k.push(u8::try_from(key.len()).expect("trie keys are at most 97 bytes"));
-    k.extend_from_slice(key);
-    k.extend_from_slice(&block.to_be_bytes());
-    k
-}
-
 type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
 
 /// Every key of `nodes` under `prefix` (collected first: the caller then deletes them).
@@ -141,164 +133,6 @@ fn keys_with_prefix(nodes: &NodeTable<'_>, prefix: &[u8]) -> Result<Vec<Vec<u8>>
         keys.push(key.value().to_vec());
     }
     Ok(keys)
-}
-
-/// The node table of a write transaction, recording in trie history table (`l2node_storage::tables::TRIE_HISTORY`) the value of every key
-/// the first time `block` changes it, so that [`TrieAt`] can read the trie of any earlier block.
-/// One recorder serves one block.
-pub struct HistoryRecorder<'a, 't> {
-    nodes: &'a mut NodeTable<'t>,
-    history: &'a mut NodeTable<'t>,
-    block: u64,
-    recorded: std::collections::HashSet<Vec<u8>>,
-}
-
-impl<'a, 't> HistoryRecorder<'a, 't> {
-    /// Records the changes of `block` to `nodes` in `history`.
-    pub fn new(nodes: &'a mut NodeTable<'t>, history: &'a mut NodeTable<'t>, block: u64) -> Self {
-        Self {
-            nodes,
-            history,
-            block,
-            recorded: Default::default(),
-        }
-    }
-
-    fn record(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        if !self.recorded.insert(key.to_vec()) {
-            return Ok(());
-        }
-        let old = match ReadableTable::get(self.nodes, key)? {
-            Some(node) => [&[1u8][..], node.value()].concat(),
-            None => vec![0],
-        };
-        self.history
-            .insert(history_key(key, self.block).as_slice(), old.as_slice())?;
-        Ok(())
-    }
-}
-
-impl TrieStore for HistoryRecorder<'_, '_> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        TrieStore::get(self.nodes, key)
-    }
-
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.record(key)?;
-        self.nodes.put(key, value)
-    }
-
-    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        self.record(key)?;
-        self.nodes.delete(key)
-    }
-
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        for key in keys_with_prefix(self.nodes, prefix)? {
-            self.delete(&key)?;
-        }
-        Ok(())
-    }
-}
-
-/// The node table of a write transaction taking `block` back (a reorganisation): every key it
-/// writes also loses the history entry `block` recorded for it, so no later read of the trie at
-/// an earlier or replacing block finds a value of the block that is gone. Applying the block's
-/// inverse changes through it touches the keys the block touched (the same accounts and slots,
-/// the same paths).
-pub struct HistoryEraser<'a, 't> {
-    nodes: &'a mut NodeTable<'t>,
-    history: &'a mut NodeTable<'t>,
-    block: u64,
-}
-
-impl<'a, 't> HistoryEraser<'a, 't> {
-    /// Unwinds `block` in `nodes`, erasing its entries in `history`.
-    pub fn new(nodes: &'a mut NodeTable<'t>, history: &'a mut NodeTable<'t>, block: u64) -> Self {
-        Self {
-            nodes,
-            history,
-            block,
-        }
-    }
-
-    fn erase(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        self.history
-            .remove(history_key(key, self.block).as_slice())?;
-        Ok(())
-    }
-}
-
-impl TrieStore for HistoryEraser<'_, '_> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        TrieStore::get(self.nodes, key)
-    }
-
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.erase(key)?;
-        self.nodes.put(key, value)
-    }
-
-    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        self.erase(key)?;
-        self.nodes.delete(key)
-    }
-
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        for key in keys_with_prefix(self.nodes, prefix)? {
-            self.delete(&key)?;
-        }
-        Ok(())
-    }
-}
-
-/// Read-only view of the trie as it stood after `block`: a key changed by a later block reads the
-/// value recorded before its first such change; any other key reads the current node.
-pub struct TrieAt<'a, T> {
-    nodes: &'a T,
-    history: &'a T,
-    block: u64,
-}
-
-impl<'a, T> TrieAt<'a, T> {
-    /// The trie after `block`, over a node table and its trie history table (`l2node_storage::tables::TRIE_HISTORY`).
-    pub fn new(nodes: &'a T, history: &'a T, block: u64) -> Self {
-        Self {
-            nodes,
-            history,
-            block,
-        }
-    }
-}
-
-impl<T: ReadableTable<&'static [u8], &'static [u8]>> TrieStore for TrieAt<'_, T> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        if let Some(next) = self.block.checked_add(1) {
-            let from = history_key(key, next);
-            let to = history_key(key, u64::MAX);
-            if let Some(entry) = self.history.range(from.as_slice()..=to.as_slice())?.next() {
-                let (_, old) = entry?;
-                return Ok(match old.value().split_first() {
-                    Some((1, node)) => Some(node.to_vec()),
-                    Some((0, [])) => None,
-                    _ => return Err(TrieError::Corrupt(format!("trie history of {key:?}"))),
-                });
-            }
-        }
-        Ok(self.nodes.get(key)?.map(|v| v.value().to_vec()))
-    }
-
-    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
 }
 
 /// Writes kept in memory over a read-only trie (eth_simulateV1's blocks over a stored block):
@@ -353,11 +187,9 @@ impl TrieStore for OverlayTrie<'_> {
 pub(crate) mod tests {
     use redb::TableDefinition;
 
-    /// Test tables laid out as storage's `trie_nodes` and `trie_history`.
+    /// A test table laid out as storage's `trie_nodes`.
     pub(crate) const TRIE_NODES: TableDefinition<'static, &'static [u8], &'static [u8]> =
         TableDefinition::new("trie_nodes");
-    pub(crate) const TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static [u8]> =
-        TableDefinition::new("trie_history");
 
     use super::*;
 

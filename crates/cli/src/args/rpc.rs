@@ -112,6 +112,13 @@ option_group! {
         /// Gas cap of eth_call and eth_estimateGas.
         #[arg(long, value_name = "GAS", default_value_t = c::DEFAULT_RPC_GAS_CAP)]
         pub rpc_gas_cap: u64,
+        /// Blocks before the head whose state trie can be read: eth_getProof, eth_simulateV1 and
+        /// testing_buildBlockV1 on them. Older blocks answer an error naming this flag. The node
+        /// keeps what each block of the window changed (bytes per block, not per block of
+        /// history); a request at block head - k sets back what the k later blocks changed, so a
+        /// wider window costs more per request.
+        #[arg(long, value_name = "BLOCKS", default_value_t = l2node_storage::DEFAULT_PROOF_WINDOW)]
+        pub rpc_eth_proof_window: u64,
         /// Concurrent EVM jobs of eth_call, eth_estimateGas and other light requests [default: 4
         /// per CPU core].
         #[arg(long, value_name = "N")]
@@ -180,6 +187,7 @@ impl RpcArgs {
     pub(crate) fn rpc_config(&self) -> RpcConfig {
         RpcConfig {
             gas_cap: self.rpc_gas_cap,
+            eth_proof_window: self.rpc_eth_proof_window,
             evm_concurrency: self
                 .rpc_evm_concurrency
                 .map_or_else(c::rpc_evm_concurrency, NonZeroUsize::get),

@@ -17,7 +17,7 @@ option_group! {
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_DB_CACHE_BYTES)]
         pub db_cache_size: usize,
         /// Keep the state of the last N blocks only (a pruned node; at least 128): older
-        /// account, storage and trie history is deleted as blocks arrive, and queries of
+        /// account and storage history is deleted as blocks arrive, and queries of
         /// state or proofs before the window answer an error naming it. Blocks, receipts and
         /// logs are all kept. Default: all state history (an archive node).
         #[arg(long, value_name = "N", value_parser = parse_window)]

@@ -73,7 +73,7 @@ async fn db_stats_counts_bytes_per_transaction_of_a_stopped_node() {
     let text = db_stats(dir.path(), false);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("2 blocks, 1 transactions"), "{text}");
-    assert!(text.contains("trie history"), "{text}");
+    assert!(text.contains("change sets"), "{text}");
 
     let missing = db_stats(&dir.path().join("nothing"), false);
     let err = String::from_utf8_lossy(&missing.stderr);

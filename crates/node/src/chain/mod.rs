@@ -185,20 +185,28 @@ pub fn open_chain(
     data_dir: &std::path::Path,
     spec: Arc<ChainSpec>,
 ) -> Result<Arc<Chain>, ChainError> {
-    open_chain_with_cache(data_dir, spec, l2node_storage::DEFAULT_DB_CACHE_BYTES, None)
+    open_chain_with_cache(
+        data_dir,
+        spec,
+        l2node_storage::DEFAULT_DB_CACHE_BYTES,
+        None,
+        l2node_storage::DEFAULT_PROOF_WINDOW,
+    )
 }
 
-/// [`open_chain`] with a page cache of `cache_bytes` (`--db-cache-size`) and the blocks of
-/// state history to keep (`--history-window`, `None`: archive): a node's start and
-/// `l2node import` share it.
+/// [`open_chain`] with a page cache of `cache_bytes` (`--db-cache-size`), the blocks of state
+/// history to keep (`--history-window`, `None`: archive) and the blocks whose trie can be read
+/// (`--rpc-eth-proof-window`): a node's start and `l2node import` share it.
 pub fn open_chain_with_cache(
     data_dir: &std::path::Path,
     spec: Arc<ChainSpec>,
     cache_bytes: usize,
     history_window: Option<u64>,
+    proof_window: u64,
 ) -> Result<Arc<Chain>, ChainError> {
     let storage = Storage::open_with_cache(&db_path(data_dir), cache_bytes)?
-        .with_history_window(history_window);
+        .with_history_window(history_window)
+        .with_proof_window(proof_window);
     Ok(Arc::new(Chain::open(storage, spec)?))
 }
 

@@ -385,7 +385,7 @@ fn a_heavier_competing_chain_replaces_the_head() {
         assert_eq!(follower.storage().block_number(&block.hash).unwrap(), None);
     }
     assert_eq!(used(&follower, alice), 0, "A's quota use is taken back");
-    assert_trie_history(&follower, &[alice, carol]);
+    assert_tries(&follower, &[alice, carol]);
     assert_eq!(
         used(&follower, carol),
         used(&b, carol) - used_by(&b_blocks[3], &b, carol, epoch)
@@ -404,13 +404,13 @@ fn a_heavier_competing_chain_replaces_the_head() {
     assert_eq!(follower.head().hash, a.head().hash);
     assert_eq!(used(&follower, carol), 0);
     assert_eq!(used(&follower, alice), used(&a, alice));
-    assert_trie_history(&follower, &[alice, carol]);
+    assert_tries(&follower, &[alice, carol]);
 }
 
 /// The stored trie at every block of `c` agrees with that block: its root node hashes to the
 /// header's state root, and the accounts of `who` read through it (a proof) are the ones the
-/// state history gives (so no node of a block taken back is read at an earlier block).
-fn assert_trie_history(c: &Chain, who: &[&PrivateKeySigner]) {
+/// state history gives (so nothing of a block taken back is read at an earlier block).
+fn assert_tries(c: &Chain, who: &[&PrivateKeySigner]) {
     use l2node_storage::StateReader;
     for n in 0..=c.head().header.number {
         let header = c.storage().header(n).unwrap().unwrap();

@@ -173,3 +173,69 @@ async fn a_pruned_node_answers_within_its_window_and_names_it_beyond() {
     assert_eq!(caps["blocks"]["oldestBlock"], "0x0");
     node.stop().await;
 }
+
+/// `--rpc-eth-proof-window`: blocks within it are proved against their own state roots (the
+/// current trie with the later blocks' changes set back); before it, eth_getProof answers
+/// -32000 naming the flag, while the archive state still answers eth_getBalance there.
+#[tokio::test]
+async fn proofs_are_served_within_the_proof_window_and_refused_before_it() {
+    use jsonrpsee::core::client::ClientT;
+    let window = 3;
+    let node = TestNode::start_with(|cfg| cfg.rpc.eth_proof_window = window).await;
+    let sender = account(0);
+    let recipient = Address::repeat_byte(0x79);
+    for nonce in 0..6 {
+        let raw = transfer(&sender, nonce, recipient, 1 + nonce);
+        let hash: B256 = node
+            .request("eth_sendRawTransaction", rpc_params![raw])
+            .await;
+        node.wait_receipt(hash).await;
+    }
+    let head = node.block_number().await;
+    let first = head - window;
+    for n in first..=head {
+        let tag = format!("{n:#x}");
+        let header: Value = node
+            .request("eth_getBlockByNumber", rpc_params![&tag, false])
+            .await;
+        let root: B256 = serde_json::from_value(header["stateRoot"].clone()).unwrap();
+        for who in [recipient, sender.address()] {
+            let proof: Value = node
+                .request("eth_getProof", rpc_params![who, Vec::<B256>::new(), &tag])
+                .await;
+            let balance: U256 = node.request("eth_getBalance", rpc_params![who, &tag]).await;
+            assert_eq!(verified(&proof, root), balance, "{who} at block {n}");
+        }
+    }
+    let before = format!("{:#x}", first - 1);
+    let err = node
+        .http
+        .request::<Value, _>(
+            "eth_getProof",
+            rpc_params![recipient, Vec::<B256>::new(), &before],
+        )
+        .await
+        .unwrap_err();
+    let jsonrpsee::core::client::Error::Call(err) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(err.code(), -32000);
+    assert!(
+        err.message().contains("--rpc-eth-proof-window"),
+        "{}",
+        err.message()
+    );
+    assert!(
+        err.message().contains(&first.to_string()),
+        "{}",
+        err.message()
+    );
+    // The state itself is archived.
+    let _: U256 = node
+        .request("eth_getBalance", rpc_params![recipient, &before])
+        .await;
+    let caps: Value = node.request("eth_capabilities", rpc_params![]).await;
+    assert_eq!(caps["stateproofs"]["oldestBlock"], format!("{first:#x}"));
+    assert_eq!(caps["state"]["oldestBlock"], "0x0");
+    node.stop().await;
+}
