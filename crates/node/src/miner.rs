@@ -81,10 +81,15 @@ pub async fn run(
     // right away; after that each arrival does.
     let mut mined_last = true;
     let mut requests_open = true;
-    let leadership = cfg.group.as_ref().map(|g| g.leadership_taken());
+    // Never notified outside a group.
+    let leadership = cfg
+        .group
+        .as_ref()
+        .map(|g| g.leadership_taken())
+        .unwrap_or_default();
     loop {
         let forced = tokio::select! {
-            _ = async { leadership.as_ref().expect("guarded").notified().await }, if leadership.is_some() => {
+            _ = leadership.notified() => {
                 match ticker.as_mut() {
                     Some(t) => {
                         t.reset_at(first_slot(&chain, cfg.block_time));

@@ -134,7 +134,7 @@ pub fn build_payload(
         })?
         .map_err(|first| {
             PayloadError::InvalidTransaction(format!(
-                "no state trie for block {number} (this database keeps it from block {first})"
+                "no state trie for block {number}: this node reads the state trie from block {first} on (--rpc-eth-proof-window); build on block {first} or later"
             ))
         })?
         .map_err(|e| ChainError::Storage(e.into()))?;

@@ -331,7 +331,7 @@ impl EthApiServer for EthRpc {
                 })?
                 .map_err(|first| {
                     RpcError::NotFound(format!(
-                        "cannot simulate on block {}: this node reads the state trie from block {first} on (the last {} blocks, --rpc-eth-proof-window); use block {first} or later, or raise the window",
+                        "cannot simulate on block {}: this node reads the state trie from block {first} on (--rpc-eth-proof-window, {} blocks; a pruned node also keeps the state of --history-window blocks only); use block {first} or later, or restart the node with a wider --rpc-eth-proof-window",
                         header.number, chain.storage().proof_window()
                     ))
                 })?

@@ -227,8 +227,13 @@ impl Storage {
             meta.remove(LEGACY_TRIE_HISTORY_FROM)?;
         }
         // Earlier versions kept every overwritten trie node (most of an archive's bytes); the
-        // change sets serve the same reads within the proof window.
-        tx.delete_table(LEGACY_TRIE_HISTORY)?;
+        // change sets serve the same reads within the proof window. The file keeps its size;
+        // redb reuses the freed pages for the blocks that follow.
+        if tx.delete_table(LEGACY_TRIE_HISTORY)? {
+            tracing::info!(target: "l2node::storage", "dropped the trie history of an earlier l2node: proofs and simulations now read the last --rpc-eth-proof-window blocks' tries from change sets");
+            tx.open_table(PRUNE_CURSORS)?
+                .remove(redb::TableHandle::name(&LEGACY_TRIE_HISTORY))?;
+        }
         tx.open_table(KARMA_USAGE)?;
         tx.open_table(KARMA_DENY)?;
         tx.open_table(KARMA_TIERS)?;

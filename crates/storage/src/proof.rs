@@ -73,10 +73,14 @@ impl Storage {
         }
         let mut overlay = trie::OverlayTrie::new(nodes);
         let root = trie::apply_changes(&mut overlay, &inverse)?;
-        let expected = self
-            .header(block)?
-            .map(|h| h.state_root)
+        // The header of this snapshot: a reorganisation meanwhile does not show here.
+        let header: alloy_consensus::Header = snap
+            .table(&snap.headers)?
+            .get(block)?
+            .map(|v| codec::decode_rlp("headers", codec::header_parts(v.value()).1))
+            .transpose()?
             .ok_or_else(|| codec::corrupt("headers", format!("block {block} is missing")))?;
+        let expected = header.state_root;
         if root != expected {
             return Err(codec::corrupt(
                 "change_sets",

@@ -415,3 +415,47 @@ fn the_tries_of_recent_blocks_are_the_ones_they_left() {
         "the change sets of the window only"
     );
 }
+
+/// A database of an earlier l2node (trie history, no change sets): opening it drops the trie
+/// history and reads tries from its head on; blocks after the upgrade are readable again.
+#[test]
+fn an_earlier_database_drops_its_trie_history_and_proves_from_its_head() {
+    use redb::ReadableDatabase;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.redb");
+    let a = Address::repeat_byte(1);
+    {
+        let s = Storage::open(&path).unwrap();
+        for n in 0..3 {
+            commit(&s, n, &[account(a, n + 1, vec![])], vec![]);
+        }
+        // As an earlier version left it.
+        let tx = s.db.begin_write().unwrap();
+        {
+            let mut meta = tx.open_table(META).unwrap();
+            meta.remove(crate::tables::PROOFS_FROM).unwrap();
+            meta.insert(crate::tables::LEGACY_TRIE_HISTORY_FROM, 0)
+                .unwrap();
+            let mut legacy = tx.open_table(crate::tables::LEGACY_TRIE_HISTORY).unwrap();
+            legacy.insert(&[1u8, 2][..], &[1u8][..]).unwrap();
+            tx.open_table(crate::tables::CHANGE_SETS)
+                .unwrap()
+                .retain(|_, _| false)
+                .unwrap();
+        }
+        tx.commit().unwrap();
+    }
+    let s = Storage::open(&path).unwrap();
+    assert_eq!(s.first_proof_block().unwrap(), 2);
+    assert_eq!(s.with_trie_at(1, |_| ()).unwrap(), Err(2));
+    assert!(s.with_trie_at(2, |_| ()).unwrap().is_ok());
+    let tx = s.db.begin_read().unwrap();
+    assert!(tx.open_table(crate::tables::LEGACY_TRIE_HISTORY).is_err());
+    drop(tx);
+    commit(&s, 3, &[account(a, 4, vec![])], vec![]);
+    let root = s
+        .with_trie_at(2, |t| l2node_trie::state_root(t).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(root, s.header(2).unwrap().unwrap().state_root);
+}

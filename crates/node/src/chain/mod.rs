@@ -432,7 +432,7 @@ impl Chain {
                     executor::execute_block(&spec, &state, &block, &senders, Some(&mut root_of))
                 })?
                 .unwrap_or_else(|first| {
-                    unreachable!("the head's trie is always readable (history from {first})")
+                    unreachable!("the head's trie is always readable (proofs from {first})")
                 })
         }
         .map_err(|source| ChainError::Exec { number, source })?;

@@ -137,8 +137,30 @@ pub(super) fn validate_tx(
     });
 }
 
+/// Answers a peer's [`sync::SyncRequest::PooledTransactions`] on the blocking pool (nothing
+/// unless `send`: a peer's first ask on its connection), through [`Done::Served`].
+pub(super) fn serve_pool(
+    pool: Arc<Pool>,
+    done: mpsc::UnboundedSender<Done>,
+    send: bool,
+    channel: ResponseChannel<SyncResponse>,
+) {
+    tokio::task::spawn_blocking(move || {
+        let txs = if send {
+            sync::pooled_transactions(&pool)
+        } else {
+            Vec::new()
+        };
+        let _ = done.send(Done::Served {
+            channel,
+            response: SyncResponse::PooledTransactions(txs),
+        });
+    });
+}
+
 /// Puts a peer's pooled transactions ([`SyncResponse::PooledTransactions`]) through this
-/// node's pool, on the blocking pool; those it holds or refuses are skipped.
+/// node's pool, on the blocking pool; those it holds or refuses are skipped (and not recorded
+/// as refused: they were the peer's, not sent here).
 pub(super) fn pool_txs(chain: Arc<Chain>, pool: Arc<Pool>, peer: PeerId, txs: Vec<Bytes>) {
     if txs.is_empty() {
         return;
@@ -150,10 +172,7 @@ pub(super) fn pool_txs(chain: Arc<Chain>, pool: Arc<Pool>, peer: PeerId, txs: Ve
         let next = chain.next_block();
         let taken = txs
             .iter()
-            .filter(|raw| {
-                pool.add_raw_recorded(raw, &state, &next, Stage::P2p)
-                    .is_ok()
-            })
+            .filter(|raw| pool.add_raw(raw, &state, &next).is_ok())
             .count();
         tracing::debug!(target: "l2node::p2p", %peer, sent = txs.len(), taken, "a peer's pooled transactions");
     });

@@ -261,6 +261,8 @@ pub async fn spawn(
         peers: Peers::new(status.clone(), cfg.bootnodes),
         import_tx,
         done_tx,
+        pools_asked: Default::default(),
+        pools_sent: Default::default(),
     };
     let task = tokio::spawn(service.run(command_rx, done_rx));
     Ok(P2pHandle {

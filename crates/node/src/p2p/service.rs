@@ -2,7 +2,7 @@
 //! results, to the blocks this node seals and the transactions its pool takes, and to a
 //! periodic tick. What to do about a peer is decided in `peers`; here it is carried out.
 
-use std::{sync::Arc, time::Instant};
+use std::{collections::HashSet, sync::Arc, time::Instant};
 
 use alloy_consensus::Block;
 use alloy_primitives::Bytes;
@@ -60,6 +60,10 @@ pub(super) struct Service {
     pub(super) import_tx: std::sync::mpsc::Sender<ImportJob>,
     /// Where the blocking work sends its results.
     pub(super) done_tx: mpsc::UnboundedSender<Done>,
+    /// Peers whose pool this node asked for, and peers it sent its pool to, on their current
+    /// connection: once each, so a peer cannot make either side do it again and again.
+    pub(super) pools_asked: HashSet<PeerId>,
+    pub(super) pools_sent: HashSet<PeerId>,
 }
 
 impl Service {
@@ -256,6 +260,8 @@ impl Service {
             } => {
                 tracing::info!(target: "l2node::p2p", peer = %peer_id, cause = ?cause.map(|c| c.to_string()), "peer disconnected");
                 self.peers.disconnected(&peer_id);
+                self.pools_asked.remove(&peer_id);
+                self.pools_sent.remove(&peer_id);
             }
             SwarmEvent::OutgoingConnectionError { peer_id, error, .. } => {
                 tracing::debug!(target: "l2node::p2p", peer = ?peer_id, error = %error, "dial failed");
@@ -278,10 +284,10 @@ impl Service {
             SwarmEvent::Behaviour(BehaviourEvent::Gossipsub(gossipsub::Event::Subscribed {
                 peer_id,
                 topic,
-            })) if topic == self.txs_topic.hash() => {
-                // A peer that (re)joins the transaction topic may hold transactions published
-                // while this node was away, which gossip will not send again: ask for its pool.
-                // (It asks for this node's pool likewise.)
+            })) if topic == self.txs_topic.hash() && self.pools_asked.insert(peer_id) => {
+                // A peer that joins the transaction topic may hold transactions published while
+                // this node was away, which gossip will not send again: ask for its pool, once
+                // per connection. (It asks for this node's pool likewise.)
                 self.swarm
                     .behaviour_mut()
                     .sync
@@ -357,14 +363,13 @@ impl Service {
                         .sync
                         .send_response(channel, SyncResponse::Status(status));
                 }
-                SyncRequest::PooledTransactions => {
-                    let txs = sync::pooled_transactions(&self.pool);
-                    let _ = self
-                        .swarm
-                        .behaviour_mut()
-                        .sync
-                        .send_response(channel, SyncResponse::PooledTransactions(txs));
-                }
+                SyncRequest::PooledTransactions => importer::serve_pool(
+                    self.pool.clone(),
+                    self.done_tx.clone(),
+                    // Once per connection; asked again, it answers nothing.
+                    self.pools_sent.insert(peer),
+                    channel,
+                ),
                 SyncRequest::Blocks { from, count } => importer::serve_blocks(
                     self.chain.clone(),
                     self.done_tx.clone(),
