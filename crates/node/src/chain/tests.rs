@@ -163,8 +163,6 @@ fn blocks_built_across_fork_transitions_import_into_a_fresh_chain() {
 /// which EIP-7823 refuses; both results are stored, and the follower computes the same root.
 #[test]
 fn osaka_rules_run_in_built_blocks_that_import() {
-    let spec = dev();
-    let sender = &dev_accounts()[0];
     let init = alloy_primitives::hex!(
         // sstore(0, clz(1))
         "6001" "1e" "6000" "55"
@@ -174,6 +172,16 @@ fn osaka_rules_run_in_built_blocks_that_import() {
         "6000" "6000" "610463" "6000" "6005" "5a" "fa" "6001" "55"
         "00"
     );
+    let slots = deploy_and_import(&init, 2);
+    assert_eq!(slots, [U256::from(255), U256::ZERO]);
+}
+
+/// Deploys `init` from dev account 0 in a block the sequencer builds, imports the block into a
+/// fresh chain (same root) and returns the contract's first `slots` slots there.
+fn deploy_and_import(init: &[u8], slots: u64) -> Vec<U256> {
+    use l2node_storage::StateReader;
+    let spec = dev();
+    let sender = &dev_accounts()[0];
     let create = sign(
         sender,
         TxLegacy {
@@ -193,12 +201,9 @@ fn osaka_rules_run_in_built_blocks_that_import() {
     assert_eq!(follower.import(as_block(block)).unwrap(), miner.head().hash);
     let contract = sender.address().create(0);
     let state = follower.storage().state_at(None).unwrap();
-    use l2node_storage::StateReader;
-    assert_eq!(
-        state.storage(contract, U256::ZERO).unwrap(),
-        U256::from(255)
-    );
-    assert_eq!(state.storage(contract, U256::from(1)).unwrap(), U256::ZERO);
+    (0..slots)
+        .map(|n| state.storage(contract, U256::from(n)).unwrap())
+        .collect()
 }
 
 /// EIP-7951 and EIP-7883 in a built block that imports: a contract's constructor verifies a
@@ -206,8 +211,6 @@ fn osaka_rules_run_in_built_blocks_that_import() {
 /// modexp with 499 gas (refused: EIP-7883's minimum is 500, EIP-2565's was 200) and with 500.
 #[test]
 fn osaka_precompiles_run_in_built_blocks_that_import() {
-    let spec = dev();
-    let sender = &dev_accounts()[0];
     let code = alloy_primitives::hex!(
         // codecopy(0, 115, 160): the vector after the code
         "60a0" "610073" "6000" "39"
@@ -230,27 +233,8 @@ fn osaka_precompiles_run_in_built_blocks_that_import() {
         "4aebd3099c618202fcfe16ae7770b0c49ab5eadf74b754204a3bb6060e44eff3"
         "7618b065f9832de4ca6ca971a7a1adc826d0f7c00181a5fb2ddf79ae00b4e10e"
     );
-    let create = sign(
-        sender,
-        TxLegacy {
-            chain_id: Some(spec.chain_id),
-            nonce: 0,
-            gas_limit: 1_000_000,
-            gas_price: 0,
-            to: TxKind::Create,
-            input: [code.as_slice(), vector.as_slice()].concat().into(),
-            ..Default::default()
-        },
-    );
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let miner = open(a.path(), &spec).unwrap();
-    let block = mine(&miner, vec![create]);
-    let follower = open(b.path(), &spec).unwrap();
-    assert_eq!(follower.import(as_block(block)).unwrap(), miner.head().hash);
-    let contract = sender.address().create(0);
-    let state = follower.storage().state_at(None).unwrap();
-    use l2node_storage::StateReader;
-    let slot = |n: u64| state.storage(contract, U256::from(n)).unwrap();
+    let slots = deploy_and_import(&[code.as_slice(), vector.as_slice()].concat(), 5);
+    let slot = |n: usize| slots[n];
     assert_eq!(
         slot(0),
         U256::from(1),
