@@ -34,6 +34,15 @@ fn p2p_config(dir: &Path, port: u16, bootnodes: Vec<Multiaddr>, sequencer: bool)
     }
 }
 
+/// A port for a sequencer that restarts on the same address (its followers name it first).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A dev sequencer (mining on each transaction) with peer-to-peer on `port`.
 async fn sequencer_in(dir: tempfile::TempDir, port: u16) -> TestNode {
     let mut cfg = dev_config(dir.path(), Duration::ZERO);
@@ -195,11 +204,7 @@ async fn followers_sync_then_follow_gossip_and_forward_transactions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
     // Reserve a port for the sequencer so the follower can name it before it runs.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let seq = sequencer_in(tempfile::tempdir().unwrap(), port).await;
     mine(&seq, 0, 0, 40).await;
     let seq_addr = addr(&seq);
@@ -262,11 +267,7 @@ async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
 /// and seals it, so no acknowledged transaction waits forever.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_returning_sequencer_takes_what_was_gossiped_while_it_was_away() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let seq = sequencer_in(tempfile::tempdir().unwrap(), port).await;
     let f1 = follower(&seq).await;
     let dir = tempfile::tempdir().unwrap();
