@@ -167,9 +167,14 @@ impl From<RpcError> for ErrorObjectOwned {
             | RpcError::Logs(LogsError::UnknownBlock)
             | RpcError::Fee(FeeError::HeaderNotFound) => code::SERVER_ERROR,
             RpcError::Pool(ref p) if p.is_invalid_transaction() => code::SERVER_ERROR,
-            // A pruned node's window: the caller's to change (ask an archive node).
-            RpcError::Storage(StorageError::Pruned { .. })
-            | RpcError::Exec(ExecError::Storage(StorageError::Pruned { .. })) => code::SERVER_ERROR,
+            // A pruned node's window or a snapshot-joined node's first block: the caller's to
+            // change (ask an archive node).
+            RpcError::Storage(
+                StorageError::Pruned { .. } | StorageError::BeforeSnapshot { .. },
+            )
+            | RpcError::Exec(ExecError::Storage(
+                StorageError::Pruned { .. } | StorageError::BeforeSnapshot { .. },
+            )) => code::SERVER_ERROR,
             RpcError::Exec(
                 ExecError::Storage(_)
                 | ExecError::Block(_)

@@ -12,6 +12,7 @@ mod logs;
 mod proof;
 mod prune;
 mod reader;
+mod snap;
 mod snapshot;
 mod stats;
 pub mod tables;
@@ -39,6 +40,7 @@ pub const DEFAULT_PROOF_WINDOW: u64 = 128;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
+pub use snap::{SnapIndex, SNAPSHOT_BASE};
 pub use stats::{human_size, DbStats, Kind, TableUsage};
 pub use write::BlockToStore;
 
@@ -75,6 +77,18 @@ pub enum StorageError {
         oldest: u64,
         /// Blocks of state history kept.
         window: u64,
+    },
+    /// A block or state from before the snapshot this node joined the chain from.
+    #[error(
+        "block {block} is before block {base}, the snapshot this node joined the chain from: it \
+         holds no earlier blocks, receipts or state; ask an archive node, or sync a node without \
+         --syncmode snap"
+    )]
+    BeforeSnapshot {
+        /// The block asked for.
+        block: u64,
+        /// The snapshot's block.
+        base: u64,
     },
     /// A block that is not the successor of the current head was offered.
     #[error("block {number} does not extend the head (expected {expected})")]
@@ -287,6 +301,7 @@ impl Storage {
     /// Full block `number` (header, body, senders).
     pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, StorageError> {
         let snap = self.snapshot()?;
+        before_snapshot(&snap, number)?;
         let Some((header, hash)) = snap
             .table(&snap.headers)?
             .get(number)?
@@ -323,6 +338,7 @@ impl Storage {
     /// Receipts of block `number`, in transaction order.
     pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
         let snap = self.snapshot()?;
+        before_snapshot(&snap, number)?;
         let table = snap.table(&snap.receipts)?;
         table
             .get(number)?
@@ -337,6 +353,7 @@ impl Storage {
         number: u64,
     ) -> Result<Option<Vec<Vec<alloy_primitives::Log>>>, StorageError> {
         let snap = self.snapshot()?;
+        before_snapshot(&snap, number)?;
         let table = snap.table(&snap.receipts)?;
         table
             .get(number)?
@@ -355,6 +372,9 @@ impl Storage {
     pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
         let snap = self.snapshot()?;
         if let (Some(block), Some(head)) = (number, snap.head) {
+            if snap.snap_base.is_some_and(|base| block < base) {
+                before_snapshot(&snap, block)?;
+            }
             if block < snap.state_from && block < head {
                 return Err(StorageError::Pruned {
                     block,
@@ -369,6 +389,18 @@ impl Storage {
     /// The first block whose state this database can read: 0 on an archive node.
     pub fn first_state_block(&self) -> Result<u64, StorageError> {
         Ok(self.snapshot()?.state_from)
+    }
+}
+
+/// [`StorageError::BeforeSnapshot`] for a block (other than genesis) that a database joined
+/// from a snapshot at a later block does not hold whole; the snapshot's own block counts, as
+/// its body and receipts were not part of it.
+fn before_snapshot(snap: &snapshot::Snapshot, block: u64) -> Result<(), StorageError> {
+    match snap.snap_base {
+        Some(base) if block != 0 && block <= base => {
+            Err(StorageError::BeforeSnapshot { block, base })
+        }
+        _ => Ok(()),
     }
 }
 

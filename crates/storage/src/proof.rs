@@ -127,7 +127,7 @@ impl Storage {
 }
 
 /// Adds the accounts and slots of block `number`'s change set (`tables::CHANGE_SETS`).
-fn decode_change_set(
+pub(crate) fn decode_change_set(
     number: u64,
     mut set: &[u8],
     touched: &mut BTreeMap<Address, BTreeSet<U256>>,

@@ -46,6 +46,8 @@ pub(crate) struct Snapshot {
     pub(crate) state_from: u64,
     /// The first block whose change sets (and so trie) can be read (see `proof.rs`).
     pub(crate) proofs_from: u64,
+    /// The block this database joined the chain at from a snapshot (see `snap.rs`).
+    pub(crate) snap_base: Option<u64>,
     pub(crate) headers: Lazy<u64, &'static [u8]>,
     pub(crate) hash_to_number: Lazy<&'static [u8; 32], u64>,
     pub(crate) bodies: Lazy<u64, &'static [u8]>,
@@ -72,12 +74,14 @@ impl Snapshot {
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
         let proofs_from = meta.get(PROOFS_FROM)?.map_or(0, |v| v.value());
+        let snap_base = meta.get(crate::snap::SNAPSHOT_BASE)?.map(|v| v.value());
         drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),
             head,
             state_from,
             proofs_from,
+            snap_base,
             headers: Lazy::new(HEADERS),
             hash_to_number: Lazy::new(HASH_TO_NUMBER),
             bodies: Lazy::new(BODIES),

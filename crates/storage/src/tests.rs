@@ -459,3 +459,121 @@ fn an_earlier_database_drops_its_trie_history_and_proves_from_its_head() {
         .unwrap();
     assert_eq!(root, s.header(2).unwrap().unwrap().state_root);
 }
+
+/// A database that joins from a snapshot of block H holds the state of H exactly (every chunk
+/// checked against H's root, codes included), and the blocks after H give the roots they gave
+/// the source. A chunk with one altered balance, or of another subtrie, is refused and leaves
+/// nothing behind; blocks and state before H answer `BeforeSnapshot`.
+#[test]
+fn a_snapshot_of_a_recent_block_rebuilds_its_state_and_the_chain_goes_on_from_it() {
+    use l2node_trie::snap::plan_chunks;
+    let (_dir, source) = open();
+    let pool: Vec<Address> = (0..600u64)
+        .map(|i| Address::from_word(alloy_primitives::keccak256(i.to_be_bytes())))
+        .collect();
+    let code = Bytecode::new_raw(alloy_primitives::Bytes::from_static(&[0x60, 0x01, 0x00]));
+    let mut seed = 11u64;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let mut blocks = Vec::new();
+    for number in 0..30u64 {
+        let mut changes: std::collections::BTreeMap<Address, AccountChange> = Default::default();
+        for _ in 0..if number == 0 { 600 } else { 40 } {
+            let address = pool[next(pool.len() as u64) as usize];
+            let change = if next(12) == 0 && number > 0 {
+                AccountChange {
+                    address,
+                    info: None,
+                    new_code: None,
+                    storage_wiped: false,
+                    storage: vec![],
+                }
+            } else {
+                let slots = (0..next(3))
+                    .map(|_| (U256::from(next(6)), U256::from(next(4))))
+                    .collect();
+                let mut c = account(address, next(1000) + 1, slots);
+                if next(5) == 0 {
+                    c.info.as_mut().unwrap().code_hash = code.hash_slow();
+                    c.new_code = Some(code.clone());
+                }
+                c
+            };
+            changes.insert(address, change);
+        }
+        let changes: Vec<AccountChange> = changes.into_values().collect();
+        commit(&source, number, &changes, vec![]);
+        blocks.push(changes);
+    }
+    let at = 22u64;
+    let index = source.snapshot_index(at).unwrap().unwrap();
+    assert_eq!(index.number, at);
+    let header = |n| source.header(n).unwrap().unwrap();
+    let plan = plan_chunks(header(at).state_root, &index.top).unwrap();
+    assert!(plan.len() > 16, "{} chunks", plan.len());
+
+    let (_dir2, copy) = open();
+    assert!(copy.can_take_snapshot().unwrap());
+    copy.snap_begin(at).unwrap();
+    // A chunk with one account's balance changed, and a chunk for another subtrie: refused.
+    let raw = index.chunk(&plan[0].path).unwrap();
+    let mut altered = raw.to_vec();
+    let last = altered.len() - 1;
+    altered[last / 2] ^= 1;
+    assert!(copy.snap_write_chunk(&plan[0], &altered).unwrap().is_err());
+    assert!(copy
+        .snap_write_chunk(&plan[0], &index.chunk(&plan[1].path).unwrap())
+        .unwrap()
+        .is_err());
+    for chunk in &plan {
+        let raw = index.chunk(&chunk.path).unwrap();
+        copy.snap_write_chunk(chunk, &raw).unwrap().unwrap();
+    }
+    let headers: Vec<Header> = (at - 5..=at).map(header).collect();
+    copy.snap_finish(&headers, &index.top, None)
+        .unwrap()
+        .unwrap();
+    drop(index);
+
+    let (state, original) = (
+        copy.state_at(None).unwrap(),
+        source.state_at(Some(at)).unwrap(),
+    );
+    for address in &pool {
+        assert_eq!(
+            state.account_state(*address).unwrap(),
+            original.account_state(*address).unwrap()
+        );
+        for slot in 0..6u64 {
+            let slot = U256::from(slot);
+            assert_eq!(
+                state.storage(*address, slot).unwrap(),
+                original.storage(*address, slot).unwrap()
+            );
+        }
+    }
+    assert_eq!(state.code_by_hash(code.hash_slow()).unwrap(), code);
+    for (number, changes) in blocks.iter().enumerate().skip(at as usize + 1) {
+        let number = number as u64;
+        commit(&copy, number, changes, vec![]);
+        assert_eq!(
+            copy.header(number).unwrap().unwrap().state_root,
+            header(number).state_root
+        );
+    }
+    assert!(matches!(
+        copy.block(at),
+        Err(StorageError::BeforeSnapshot { block, base }) if block == at && base == at
+    ));
+    assert!(matches!(
+        copy.state_at(Some(at - 1)),
+        Err(StorageError::BeforeSnapshot { .. })
+    ));
+    assert!(copy.block(at + 1).unwrap().is_some());
+    assert!(copy.state_at(Some(at)).is_ok());
+    assert!(!copy.can_take_snapshot().unwrap());
+}

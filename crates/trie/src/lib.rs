@@ -18,6 +18,7 @@ use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 
 use crate::state::{AccountChange, AccountState};
 
+pub mod snap;
 pub mod state;
 
 mod node;

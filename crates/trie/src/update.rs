@@ -333,8 +333,9 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         }))
     }
 
-    /// Node for the empty position `path` holding `inserts` (sorted, unique, all under `path`).
-    fn build(
+    /// Node for the empty position `path` holding `inserts` (sorted, unique, all under `path`);
+    /// every node below `path` is stored, the returned one is not.
+    pub(crate) fn build(
         &mut self,
         path: Nibbles,
         inserts: &[(Nibbles, &[u8])],

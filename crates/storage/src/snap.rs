@@ -1,0 +1,449 @@
+//! State snapshots: what a node serves so that a new follower can join at a recent block H
+//! without re-executing the chain, and how the follower stores one.
+//!
+//! Serving: [`Storage::snapshot_index`] lists the accounts that can exist at H (the current
+//! ones and those the blocks after H changed) by hashed address, over one pinned read
+//! snapshot; [`SnapIndex::chunk`] reads the accounts of one subtrie (see
+//! [`l2node_trie::snap`]) as they were at H, with their slots, codes and Karma ledger entries.
+//!
+//! Joining: [`Storage::snap_begin`] clears the state of a fresh database,
+//! [`Storage::snap_write_chunk`] stores a chunk only if its accounts rebuild the subtrie H's
+//! state root names, and [`Storage::snap_finish`] writes the top of the trie, checks the whole
+//! root, and makes H the head. Blocks and state before H are then answered with
+//! [`StorageError::BeforeSnapshot`].
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+use alloy_consensus::Header;
+use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
+use alloy_rlp::{RlpDecodable, RlpEncodable};
+use redb::{Durability, ReadableTable, TableDefinition};
+use revm::primitives::KECCAK_EMPTY;
+
+use super::{
+    codec,
+    proof::decode_change_set,
+    reader::StateAt,
+    snapshot::{Snapshot, Snapshots},
+    Storage, StorageError,
+};
+use crate::tables::*;
+use l2node_trie::{
+    self as trie,
+    snap::{ChunkPlan, SnapAccount},
+    state::AccountState,
+};
+
+/// One account of a chunk on the wire (RLP).
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+struct WireAccount {
+    address: Address,
+    nonce: u64,
+    balance: U256,
+    code_hash: B256,
+    /// `[slot, value]` pairs, values non-zero.
+    storage: Vec<WireSlot>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+struct WireSlot {
+    slot: U256,
+    value: U256,
+}
+
+/// A Karma ledger record of one of the chunk's accounts: its table (0 usage, 1 deny), key
+/// and value as stored.
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+struct WireLedger {
+    table: u8,
+    key: Bytes,
+    value: Bytes,
+}
+
+/// A chunk on the wire: its accounts, the codes they use, their ledger records.
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+struct WireChunk {
+    accounts: Vec<WireAccount>,
+    codes: Vec<Bytes>,
+    ledger: Vec<WireLedger>,
+}
+
+/// The serving side of one snapshot: the accounts that may exist at block `number`, in
+/// hashed-address order, over a pinned read snapshot (drop it when done: a pinned snapshot
+/// keeps the database from reusing the pages written since).
+pub struct SnapIndex {
+    snap: Arc<Snapshot>,
+    shared: Arc<Snapshots>,
+    /// The snapshot's block.
+    pub number: u64,
+    /// Its hash.
+    pub hash: B256,
+    /// The top of its account trie (see [`trie::snap::snapshot_top`]).
+    pub top: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The Karma tiers record in force at `number`: (the block that set it, its JSON).
+    pub tiers: Option<(u64, Vec<u8>)>,
+    accounts: Vec<(B256, Address)>,
+    /// Slots the blocks after `number` changed, per account: those may hold a value at
+    /// `number` that the current storage no longer has.
+    touched: BTreeMap<Address, BTreeSet<U256>>,
+}
+
+impl std::fmt::Debug for SnapIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SnapIndex")
+            .field("number", &self.number)
+            .field("accounts", &self.accounts.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Storage {
+    /// Indexes the state of block `number` for serving, or `Err(first)` when its trie cannot
+    /// be read here (before `first`, see [`Storage::first_proof_block`]). Blocking: it reads
+    /// every account key once.
+    pub fn snapshot_index(&self, number: u64) -> Result<Result<SnapIndex, u64>, StorageError> {
+        let top = match self.with_trie_at(number, |t| trie::snap::snapshot_top(t))? {
+            Ok(top) => top?,
+            Err(first) => return Ok(Err(first)),
+        };
+        let snap = self.snapshot()?;
+        let head = snap.head.unwrap_or(0);
+        if number > head || number < snap.snap_base.unwrap_or(0) {
+            return Ok(Err(head));
+        }
+        let mut touched = BTreeMap::new();
+        for entry in snap.table(&snap.change_sets)?.range(number + 1..=head)? {
+            let (n, set) = entry?;
+            decode_change_set(n.value(), set.value(), &mut touched)?;
+        }
+        let mut accounts = Vec::new();
+        for entry in snap.table(&snap.accounts)?.iter()? {
+            let address = Address::from(*entry?.0.value());
+            if !touched.contains_key(&address) {
+                accounts.push((keccak256(address), address));
+            }
+        }
+        accounts.extend(touched.keys().map(|a| (keccak256(a), *a)));
+        accounts.sort_unstable();
+        let header = snap
+            .table(&snap.headers)?
+            .get(number)?
+            .map(|v| codec::header_parts(v.value()).0)
+            .ok_or_else(|| codec::corrupt("headers", format!("block {number} is missing")))?;
+        let tiers = snap
+            .table(&snap.karma_tiers)?
+            .range(0..=number)?
+            .next_back()
+            .transpose()?
+            .map(|(k, v)| (k.value(), v.value().to_vec()));
+        Ok(Ok(SnapIndex {
+            shared: self.snapshots.clone(),
+            snap,
+            number,
+            hash: header,
+            top,
+            tiers,
+            accounts,
+            touched,
+        }))
+    }
+}
+
+impl SnapIndex {
+    /// Accounts indexed (those existing at the block, and some created after it).
+    pub fn len(&self) -> usize {
+        self.accounts.len()
+    }
+
+    /// Whether no account is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.accounts.is_empty()
+    }
+
+    /// The chunk at nibble `path` (one or two nibbles, or none for a one-chunk state): the
+    /// accounts whose hashed address starts with it as they were at the block, RLP-encoded.
+    pub fn chunk(&self, path: &[u8]) -> Result<Bytes, StorageError> {
+        let (lo, hi) = match *path {
+            [] => (0, 256),
+            [a] => ((a as usize) << 4, ((a as usize) + 1) << 4),
+            [a, b] => {
+                let first = ((a as usize) << 4) | b as usize;
+                (first, first + 1)
+            }
+            _ => (0, 0),
+        };
+        let start = self.accounts.partition_point(|(h, _)| (h[0] as usize) < lo);
+        let end = self.accounts.partition_point(|(h, _)| (h[0] as usize) < hi);
+        let state = StateAt::new(self.snap.clone(), self.shared.clone(), Some(self.number));
+        let storage = self.snap.table(&self.snap.storage)?;
+        let usage = self.snap.table(&self.snap.karma_usage)?;
+        let deny = self.snap.table(&self.snap.karma_deny)?;
+        let mut chunk = WireChunk {
+            accounts: Vec::new(),
+            codes: Vec::new(),
+            ledger: Vec::new(),
+        };
+        let mut codes = BTreeSet::new();
+        for (_, address) in &self.accounts[start..end] {
+            let Some(info) = state.account_state(*address)? else {
+                continue;
+            };
+            let mut slots: BTreeSet<U256> = self.touched.get(address).cloned().unwrap_or_default();
+            let from = codec::slot_key(address, &U256::ZERO);
+            let to = codec::slot_key(address, &U256::MAX);
+            for entry in storage.range(from.as_slice()..=to.as_slice())? {
+                slots.insert(U256::from_be_slice(&entry?.0.value()[20..]));
+            }
+            let mut wire_slots = Vec::with_capacity(slots.len());
+            for slot in slots {
+                let value = crate::StateReader::storage(&state, *address, slot)?;
+                if !value.is_zero() {
+                    wire_slots.push(WireSlot { slot, value });
+                }
+            }
+            if info.code_hash != KECCAK_EMPTY && codes.insert(info.code_hash) {
+                let code = self
+                    .snap
+                    .table(&self.snap.code)?
+                    .get(&info.code_hash.0)?
+                    .ok_or_else(|| {
+                        codec::corrupt("code", format!("code {} is missing", info.code_hash))
+                    })?;
+                chunk.codes.push(Bytes::copy_from_slice(code.value()));
+            }
+            // The ledger as of the block: per epoch the last usage entry, the last deny entry.
+            let mut last_usage: BTreeMap<u64, (Vec<u8>, (u64, u64))> = BTreeMap::new();
+            let from = codec::with_block(address.as_slice(), 0);
+            let to = codec::with_block(&[address.as_slice(), &[0xff; 8]].concat(), u64::MAX);
+            for entry in usage.range(from.as_slice()..=to.as_slice())? {
+                let (k, v) = entry?;
+                let key = k.value();
+                if key.len() == 36 && codec::block_suffix(key) <= self.number {
+                    let epoch = u64::from_be_bytes(key[20..28].try_into().expect("8 bytes"));
+                    last_usage.insert(epoch, (key.to_vec(), v.value()));
+                }
+            }
+            for (key, (used, bonus)) in last_usage.into_values() {
+                chunk.ledger.push(WireLedger {
+                    table: 0,
+                    key: key.into(),
+                    value: [used.to_be_bytes(), bonus.to_be_bytes()].concat().into(),
+                });
+            }
+            let to = codec::with_block(address.as_slice(), self.number);
+            if let Some(entry) = deny.range(from.as_slice()..=to.as_slice())?.next_back() {
+                let (k, v) = entry?;
+                chunk.ledger.push(WireLedger {
+                    table: 1,
+                    key: Bytes::copy_from_slice(k.value()),
+                    value: Bytes::copy_from_slice(v.value()),
+                });
+            }
+            chunk.accounts.push(WireAccount {
+                address: *address,
+                nonce: info.nonce,
+                balance: info.balance,
+                code_hash: info.code_hash,
+                storage: wire_slots,
+            });
+        }
+        Ok(alloy_rlp::encode(&chunk).into())
+    }
+}
+
+/// `META` key: the block a database joined from a snapshot at (see [`Storage::snap_finish`]).
+pub const SNAPSHOT_BASE: &str = "snapshot_base";
+/// `META` key: a snapshot is being written at this block (cleared again on the next start).
+const SNAPSHOT_PENDING: &str = "snapshot_pending";
+
+/// Tables that hold state, history or the ledger: cleared before a snapshot is written.
+fn clear_state(tx: &redb::WriteTransaction) -> Result<(), StorageError> {
+    fn clear<K: redb::Key + 'static, V: redb::Value + 'static>(
+        tx: &redb::WriteTransaction,
+        def: TableDefinition<K, V>,
+    ) -> Result<(), StorageError> {
+        tx.delete_table(def)?;
+        tx.open_table(def)?;
+        Ok(())
+    }
+    clear(tx, ACCOUNTS)?;
+    clear(tx, STORAGE)?;
+    clear(tx, ACCOUNT_HISTORY)?;
+    clear(tx, STORAGE_HISTORY)?;
+    clear(tx, TRIE_NODES)?;
+    clear(tx, CHANGE_SETS)?;
+    clear(tx, KARMA_USAGE)?;
+    clear(tx, KARMA_DENY)?;
+    clear(tx, KARMA_TIERS)?;
+    Ok(())
+}
+
+impl Storage {
+    /// Whether this database can take a snapshot: it holds the genesis block only, or a
+    /// snapshot was being written when the node stopped.
+    pub fn can_take_snapshot(&self) -> Result<bool, StorageError> {
+        let tx = redb::ReadableDatabase::begin_read(&*self.db)?;
+        let meta = tx.open_table(META)?;
+        Ok(meta.get(SNAPSHOT_PENDING)?.is_some()
+            || meta.get("head")?.is_none_or(|h| h.value() == 0))
+    }
+
+    /// Starts writing a snapshot of block `number`: clears the state (see
+    /// [`Storage::can_take_snapshot`]; the caller checks it).
+    pub fn snap_begin(&self, number: u64) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        clear_state(&tx)?;
+        tx.open_table(META)?.insert(SNAPSHOT_PENDING, number)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores one chunk (from [`SnapIndex::chunk`]) if it is the one `plan` names: its accounts
+    /// rebuild the subtrie the state root references, and every code hashes to its account's
+    /// code hash. `Ok(Err(why))` when it is not (nothing is written); `Ok(Ok(accounts))`.
+    pub fn snap_write_chunk(
+        &self,
+        plan: &ChunkPlan,
+        raw: &[u8],
+    ) -> Result<Result<usize, String>, StorageError> {
+        let chunk: WireChunk = match alloy_rlp::decode_exact(raw) {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(format!("the chunk does not decode: {e}"))),
+        };
+        let codes: BTreeMap<B256, &Bytes> = chunk.codes.iter().map(|c| (keccak256(c), c)).collect();
+        let mut wire: Vec<(B256, &WireAccount)> = chunk
+            .accounts
+            .iter()
+            .map(|a| (keccak256(a.address), a))
+            .collect();
+        wire.sort_by_key(|(hashed, _)| *hashed);
+        let accounts: Vec<SnapAccount> = wire
+            .iter()
+            .map(|(hashed, a)| SnapAccount {
+                hashed: *hashed,
+                info: AccountState {
+                    nonce: a.nonce,
+                    balance: a.balance,
+                    code_hash: a.code_hash,
+                },
+                storage: a.storage.iter().map(|s| (s.slot, s.value)).collect(),
+            })
+            .collect();
+        let addresses: BTreeSet<Address> = chunk.accounts.iter().map(|a| a.address).collect();
+        let mut tx = self.db.begin_write()?;
+        tx.set_durability(Durability::None)
+            .map_err(|e| StorageError::from(redb::Error::from(e)))?;
+        {
+            let mut nodes = tx.open_table(TRIE_NODES)?;
+            if !trie::snap::write_chunk(&mut nodes, plan, &accounts)? {
+                return Ok(Err(format!(
+                    "its accounts do not rebuild the subtrie {:x?} of the state root",
+                    plan.path
+                )));
+            }
+            let mut table = tx.open_table(ACCOUNTS)?;
+            let mut storage = tx.open_table(STORAGE)?;
+            let mut code = tx.open_table(CODE)?;
+            for (account, (_, a)) in accounts.iter().zip(&wire) {
+                table.insert(
+                    &a.address.0 .0,
+                    codec::encode_account(&account.info).as_slice(),
+                )?;
+                for s in &a.storage {
+                    if !s.value.is_zero() {
+                        storage.insert(
+                            codec::slot_key(&a.address, &s.slot).as_slice(),
+                            &s.value.to_be_bytes::<32>(),
+                        )?;
+                    }
+                }
+                if a.code_hash != KECCAK_EMPTY {
+                    match codes.get(&a.code_hash) {
+                        Some(c) => {
+                            code.insert(&a.code_hash.0, c.as_ref())?;
+                        }
+                        None if code.get(&a.code_hash.0)?.is_some() => {}
+                        None => {
+                            return Ok(Err(format!(
+                                "the code of {} (hash {}) is not in the chunk",
+                                a.address, a.code_hash
+                            )))
+                        }
+                    }
+                }
+            }
+            let mut usage = tx.open_table(KARMA_USAGE)?;
+            let mut deny = tx.open_table(KARMA_DENY)?;
+            for record in &chunk.ledger {
+                let owner = record.key.get(..20).map(Address::from_slice);
+                if !owner.is_some_and(|o| addresses.contains(&o)) {
+                    return Ok(Err("a ledger record of an account outside the chunk".into()));
+                }
+                match (record.table, record.key.len(), record.value.len()) {
+                    (0, 36, 16) => {
+                        let used = u64::from_be_bytes(record.value[..8].try_into().expect("8"));
+                        let bonus = u64::from_be_bytes(record.value[8..].try_into().expect("8"));
+                        usage.insert(record.key.as_ref(), (used, bonus))?;
+                    }
+                    (1, 28, _) => {
+                        deny.insert(record.key.as_ref(), record.value.as_ref())?;
+                    }
+                    _ => return Ok(Err("a ledger record of an unknown shape".into())),
+                }
+            }
+        }
+        tx.commit()?;
+        Ok(Ok(accounts.len()))
+    }
+
+    /// Completes a snapshot: writes the checked top of the trie and `headers` (ascending, the
+    /// last one the snapshot's block, each the parent of the next), checks the state root,
+    /// and makes the last header the head. Earlier blocks and state answer
+    /// [`StorageError::BeforeSnapshot`] from then on.
+    pub fn snap_finish(
+        &self,
+        headers: &[Header],
+        top: &[(Vec<u8>, Vec<u8>)],
+        tiers: Option<(u64, Vec<u8>)>,
+    ) -> Result<Result<(), String>, StorageError> {
+        let Some(last) = headers.last() else {
+            return Ok(Err("no header".into()));
+        };
+        let number = last.number;
+        let tx = self.db.begin_write()?;
+        {
+            let mut nodes = tx.open_table(TRIE_NODES)?;
+            trie::snap::write_top(&mut nodes, top)?;
+            let root = trie::state_root(&nodes)?;
+            if root != last.state_root {
+                return Ok(Err(format!(
+                    "the state written has root {root}, block {number} names {}",
+                    last.state_root
+                )));
+            }
+            let mut table = tx.open_table(HEADERS)?;
+            let mut by_hash = tx.open_table(HASH_TO_NUMBER)?;
+            for header in headers {
+                let rlp = codec::encode_rlp(header);
+                let hash = keccak256(&rlp);
+                table.insert(header.number, codec::encode_header(&rlp, &hash).as_slice())?;
+                by_hash.insert(&hash.0, header.number)?;
+            }
+            if let Some((block, json)) = tiers {
+                tx.open_table(KARMA_TIERS)?.insert(block, json.as_slice())?;
+            }
+            let mut meta = tx.open_table(META)?;
+            meta.insert("head", number)?;
+            meta.insert(STATE_HISTORY_FROM, number)?;
+            meta.insert(PROOFS_FROM, number)?;
+            meta.insert(SNAPSHOT_BASE, number)?;
+            meta.remove(SNAPSHOT_PENDING)?;
+        }
+        tx.commit()?;
+        self.snapshots.step_back(&self.db);
+        Ok(Ok(()))
+    }
+}
