@@ -410,6 +410,18 @@ pub const P2P_BAN_DURATION: std::time::Duration = std::time::Duration::from_secs
 /// How often a disconnected bootnode is dialled again, so a follower finds its sequencer again
 /// within seconds after a restart.
 pub const P2P_REDIAL_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+/// Snapshots are offered at multiples of this many blocks, so that peers in step offer the same
+/// block and a joining follower fetches chunks from all of them: well within the default proof
+/// window (128), whose tries a snapshot is read from.
+pub const SNAPSHOT_INTERVAL: u64 = 64;
+/// How long a served snapshot's index is kept without a request: it pins a read snapshot of the
+/// database (whose newer pages cannot be reused meanwhile), so not for long.
+pub const SNAPSHOT_INDEX_IDLE: std::time::Duration = std::time::Duration::from_secs(30);
+/// Headers before a snapshot's block that a joining follower fetches with it: the BLOCKHASH
+/// opcode reads the 256 most recent.
+pub const SNAPSHOT_HEADERS: u64 = 256;
+/// Chunk requests a joining follower keeps in flight.
+pub const SNAPSHOT_CHUNKS_IN_FLIGHT: usize = 8;
 /// How long a sync request may take before the peer is considered gone for that range.
 pub const SYNC_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 /// A follower counts as syncing (not merely following gossip) once the best peer is more than

@@ -64,6 +64,7 @@ fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig 
             } else {
                 P2pRole::Follower
             },
+            snap_sync: false,
         }),
         db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
         history_window: None,

@@ -33,7 +33,7 @@ use super::{
 use crate::tables::*;
 use l2node_trie::{
     self as trie,
-    snap::{ChunkPlan, SnapAccount},
+    snap::{ChunkPlan, SnapAccount, TopNode},
     state::AccountState,
 };
 
@@ -82,7 +82,7 @@ pub struct SnapIndex {
     /// Its hash.
     pub hash: B256,
     /// The top of its account trie (see [`trie::snap::snapshot_top`]).
-    pub top: Vec<(Vec<u8>, Vec<u8>)>,
+    pub top: Vec<TopNode>,
     /// The Karma tiers record in force at `number`: (the block that set it, its JSON).
     pub tiers: Option<(u64, Vec<u8>)>,
     accounts: Vec<(B256, Address)>,
@@ -406,7 +406,7 @@ impl Storage {
     pub fn snap_finish(
         &self,
         headers: &[Header],
-        top: &[(Vec<u8>, Vec<u8>)],
+        top: &[TopNode],
         tiers: Option<(u64, Vec<u8>)>,
     ) -> Result<Result<(), String>, StorageError> {
         let Some(last) = headers.last() else {

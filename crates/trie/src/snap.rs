@@ -31,11 +31,12 @@ pub struct SnapAccount {
     pub storage: Vec<(U256, U256)>,
 }
 
+/// A node of the top of the account trie: its nibble path (one nibble per byte) and RLP.
+pub type TopNode = (Vec<u8>, Vec<u8>);
+
 /// The top of the account trie: `(nibble path, node RLP)` for the root and for every branch
 /// node one nibble below it. Empty for the empty trie.
-pub fn snapshot_top<S: TrieStore + ?Sized>(
-    store: &S,
-) -> Result<Vec<(Vec<u8>, Vec<u8>)>, TrieError> {
+pub fn snapshot_top<S: TrieStore + ?Sized>(store: &S) -> Result<Vec<TopNode>, TrieError> {
     let Some(root) = store.get(&account_prefix())? else {
         return Ok(Vec::new());
     };
@@ -72,7 +73,7 @@ pub struct ChunkPlan {
 
 /// Checks a peer's top (see [`snapshot_top`]) against `state_root` and returns the chunks of
 /// the snapshot, in key order. `Err` names what does not match.
-pub fn plan_chunks(state_root: B256, top: &[(Vec<u8>, Vec<u8>)]) -> Result<Vec<ChunkPlan>, String> {
+pub fn plan_chunks(state_root: B256, top: &[TopNode]) -> Result<Vec<ChunkPlan>, String> {
     if state_root == EMPTY_ROOT_HASH {
         return if top.is_empty() {
             Ok(Vec::new())
@@ -174,7 +175,7 @@ pub fn write_chunk<S: TrieStore>(
 }
 
 /// Writes the top nodes (checked by [`plan_chunks`]) once every chunk is in.
-pub fn write_top<S: TrieStore>(store: &mut S, top: &[(Vec<u8>, Vec<u8>)]) -> Result<(), TrieError> {
+pub fn write_top<S: TrieStore>(store: &mut S, top: &[TopNode]) -> Result<(), TrieError> {
     for (path, rlp) in top {
         store.put(
             &node_key(&account_prefix(), &Nibbles::from_nibbles(path)),
@@ -271,7 +272,7 @@ mod tests {
             assert_eq!(copy, source, "{size}: every node, as the source stores it");
 
             // One balance changed, one slot changed, one account left out: each is refused.
-            let (chunk, accounts) = plan.iter().zip(&accounts).last().unwrap();
+            let (chunk, accounts) = plan.iter().zip(&accounts).next_back().unwrap();
             let mut altered = accounts.clone();
             altered[0].info.balance += U256::from(1);
             assert!(!write_chunk(&mut MemoryTrieStore::new(), chunk, &altered).unwrap());

@@ -28,6 +28,7 @@ use l2node_node::p2p::Multiaddr;
 use l2node_rpc::Namespace;
 use serde::{de::DeserializeOwned, Deserialize, Deserializer};
 
+use super::p2p::SyncMode;
 use super::{
     ChainArgs, DevnetPortsArgs, KarmaArgs, LogArgs, MetricsArgs, MinerArgs, P2pArgs, PoolArgs,
     PortPair, RpcArgs, StorageArgs,
@@ -402,4 +403,5 @@ scalars! {
     ),
     PortPair => "two ports, HTTP and WS (\"8545,8546\" or [8545, 8546])",
     LogFormat => "text or json",
+    SyncMode => "full or snap",
 }

@@ -38,6 +38,30 @@ option_group! {
         /// Most connected peers.
         #[arg(long, value_name = "N", default_value_t = c::DEFAULT_MAX_PEERS)]
         pub max_peers: u32,
+        /// How a new follower catches up: `full` executes every block since genesis; `snap`
+        /// takes the state of a recent block from its peers (each chunk checked against that
+        /// block's state root), then executes the blocks after it. A node joined by snapshot
+        /// holds no blocks or state before its snapshot's block.
+        #[arg(long, value_enum, value_name = "MODE", default_value_t = SyncMode::Full)]
+        pub syncmode: SyncMode,
+    }
+}
+
+/// `--syncmode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SyncMode {
+    /// Execute every block since genesis.
+    Full,
+    /// Join from a state snapshot of the peers (a database holding only genesis).
+    Snap,
+}
+
+/// As `--syncmode` parses it (case-insensitive), for `syncmode` in `--config-file`.
+impl std::str::FromStr for SyncMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        <Self as clap::ValueEnum>::from_str(s, true)
     }
 }
 
@@ -61,6 +85,7 @@ impl P2pArgs {
             } else {
                 P2pRole::Follower
             },
+            snap_sync: self.syncmode == SyncMode::Snap,
         })
     }
 }

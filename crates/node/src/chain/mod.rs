@@ -8,6 +8,7 @@ pub mod clique;
 mod genesis;
 mod next;
 mod reorg;
+mod snap;
 mod validate;
 
 use std::sync::Arc;
@@ -59,6 +60,9 @@ pub enum ChainError {
     /// The seal is missing, invalid or from a stranger.
     #[error(transparent)]
     Seal(#[from] clique::SealError),
+    /// A state snapshot cannot be taken or completed.
+    #[error("state snapshot: {0}")]
+    Snapshot(String),
     /// A header field disagrees with what executing the block produced.
     #[error("block {number}: {field} mismatch: header has {expected}, computed {computed}")]
     Mismatch {

@@ -158,6 +158,21 @@ pub(super) fn serve_pool(
     });
 }
 
+/// Answers a peer's request with `answer`, run on the blocking pool, through
+/// [`Done::Served`].
+pub(super) fn serve(
+    done: mpsc::UnboundedSender<Done>,
+    channel: ResponseChannel<SyncResponse>,
+    answer: impl FnOnce() -> SyncResponse + Send + 'static,
+) {
+    tokio::task::spawn_blocking(move || {
+        let _ = done.send(Done::Served {
+            channel,
+            response: answer(),
+        });
+    });
+}
+
 /// Puts a peer's pooled transactions ([`SyncResponse::PooledTransactions`]) through this
 /// node's pool, on the blocking pool; those it holds or refuses are skipped (and not recorded
 /// as refused: they were the peer's, not sent here).

@@ -20,6 +20,7 @@ mod importer;
 mod key;
 mod peers;
 mod service;
+mod snap;
 pub mod status;
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,7 @@ use tokio::sync::mpsc;
 
 pub use key::load_or_create_key;
 pub use libp2p::Multiaddr;
+pub use snap::SnapshotJoin;
 pub use status::{NetStatus, PeerInfo, SyncProgress};
 
 use crate::chain::Chain;
@@ -62,6 +64,9 @@ pub struct P2pConfig {
     pub key_path: PathBuf,
     /// What this node publishes.
     pub role: P2pRole,
+    /// Join from a state snapshot of the peers (`--syncmode snap`) when the database holds
+    /// the genesis block only, instead of executing every block since genesis.
+    pub snap_sync: bool,
 }
 
 /// What a node publishes to its peers.
@@ -137,11 +142,18 @@ pub struct P2pHandle {
     local: Multiaddr,
     task: tokio::task::JoinHandle<()>,
     importer: Option<std::thread::JoinHandle<()>>,
+    snap_join: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// What the handle asks of the swarm task.
 enum Command {
     PublishBlock(Bytes),
+    /// A sync request on behalf of another task; the answer (`None`: it failed) goes back.
+    Request {
+        peer: libp2p::PeerId,
+        request: crate::sync::SyncRequest,
+        reply: tokio::sync::oneshot::Sender<Option<crate::sync::SyncResponse>>,
+    },
 }
 
 impl P2pHandle {
@@ -164,6 +176,10 @@ impl P2pHandle {
     /// Stops the service and waits until the listener is closed and nothing of it holds the
     /// chain any more (so the data directory can be opened again).
     pub async fn stop(mut self) {
+        if let Some(join) = self.snap_join.take() {
+            join.abort();
+            let _ = join.await;
+        }
         self.task.abort();
         let _ = (&mut self.task).await;
         // The importer ends once the service (its job sender) is gone.
@@ -175,6 +191,9 @@ impl P2pHandle {
 
 impl Drop for P2pHandle {
     fn drop(&mut self) {
+        if let Some(join) = &self.snap_join {
+            join.abort();
+        }
         self.task.abort();
     }
 }
@@ -246,12 +265,21 @@ pub async fn spawn(
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let (import_tx, importer) = importer::spawn_importer(chain.clone(), done_tx.clone())
         .map_err(|e| P2pError::Setup(e.to_string()))?;
+    let snap_server = Arc::new(crate::sync::snap::SnapServer::default());
+    let can_join = cfg.snap_sync && matches!(cfg.role, P2pRole::Follower) && {
+        let chain = chain.clone();
+        tokio::task::spawn_blocking(move || chain.can_join_from_snapshot())
+            .await
+            .map_err(|e| P2pError::Setup(e.to_string()))?
+            .map_err(|e| P2pError::Setup(e.to_string()))?
+    };
+    let snapping = Arc::new(AtomicBool::new(can_join));
     let service = Service {
         new_blocks: chain.subscribe(),
         pool_events: pool.subscribe(),
         announced: pool.exclusions().map(|e| e.announced()),
         swarm,
-        chain,
+        chain: chain.clone(),
         pool,
         status: status.clone(),
         role: cfg.role,
@@ -263,7 +291,18 @@ pub async fn spawn(
         done_tx,
         pools_asked: Default::default(),
         pools_sent: Default::default(),
+        requests: Default::default(),
+        snap_server,
+        snapping: snapping.clone(),
     };
+    let snap_join = can_join.then(|| {
+        tokio::spawn(snap::join(
+            snap::Requests(commands.clone()),
+            chain.clone(),
+            status.clone(),
+            snapping,
+        ))
+    });
     let task = tokio::spawn(service.run(command_rx, done_rx));
     Ok(P2pHandle {
         status,
@@ -271,5 +310,6 @@ pub async fn spawn(
         local,
         task,
         importer: Some(importer),
+        snap_join,
     })
 }

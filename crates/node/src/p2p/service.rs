@@ -2,7 +2,14 @@
 //! results, to the blocks this node seals and the transactions its pool takes, and to a
 //! periodic tick. What to do about a peer is decided in `peers`; here it is carried out.
 
-use std::{collections::HashSet, sync::Arc, time::Instant};
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Instant,
+};
 
 use alloy_consensus::Block;
 use alloy_primitives::Bytes;
@@ -15,7 +22,7 @@ use libp2p::{
     swarm::SwarmEvent,
     PeerId, Swarm,
 };
-use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio::sync::{broadcast::error::RecvError, mpsc, oneshot};
 
 use crate::chain::Chain;
 use crate::constants::P2P_REDIAL_INTERVAL;
@@ -27,7 +34,7 @@ use crate::p2p::{
     Command, NetStatus,
 };
 use crate::pool::Pool;
-use crate::sync::{self, SyncRequest, SyncResponse};
+use crate::sync::{self, snap::SnapServer, SyncRequest, SyncResponse};
 
 /// The swarm task's state.
 pub(super) struct Service {
@@ -64,6 +71,12 @@ pub(super) struct Service {
     /// connection: once each, so a peer cannot make either side do it again and again.
     pub(super) pools_asked: HashSet<PeerId>,
     pub(super) pools_sent: HashSet<PeerId>,
+    /// Requests sent for another task (the snapshot join), and where their answers go.
+    pub(super) requests: HashMap<OutboundRequestId, oneshot::Sender<Option<SyncResponse>>>,
+    /// The snapshot this node serves.
+    pub(super) snap_server: Arc<SnapServer>,
+    /// Set while this node joins from a snapshot: no block is imported meanwhile.
+    pub(super) snapping: Arc<AtomicBool>,
 }
 
 impl Service {
@@ -112,6 +125,10 @@ impl Service {
                 },
                 Some(cmd) = commands.recv() => match cmd {
                     Command::PublishBlock(raw) => self.publish_block(raw),
+                    Command::Request { peer, request, reply } => {
+                        let id = self.swarm.behaviour_mut().sync.send_request(&peer, request);
+                        self.requests.insert(id, reply);
+                    }
                 },
                 _ = tick.tick() => {
                     self.on_tick();
@@ -148,6 +165,7 @@ impl Service {
     }
 
     fn on_tick(&mut self) {
+        self.snap_server.expire();
         let swarm = &self.swarm;
         let work = self.peers.tick(Instant::now(), |p| swarm.is_connected(p));
         for peer in work.unblock {
@@ -174,6 +192,9 @@ impl Service {
     }
 
     fn drive_sync(&mut self, force: bool) {
+        if self.snapping.load(Ordering::SeqCst) {
+            return;
+        }
         let head = self.chain.head().header.number;
         for range in self.peers.plan_ranges(head, force) {
             let id = self.swarm.behaviour_mut().sync.send_request(
@@ -301,7 +322,17 @@ impl Service {
     fn on_gossip(&mut self, peer: PeerId, id: gossipsub::MessageId, message: gossipsub::Message) {
         let raw = Bytes::from(message.data);
         if message.topic == self.blocks_topic.hash() {
-            if self
+            if self.snapping.load(Ordering::SeqCst) {
+                // Joining from a snapshot: blocks are taken once its state is in.
+                self.swarm
+                    .behaviour_mut()
+                    .gossipsub
+                    .report_message_validation_result(
+                        &id,
+                        &peer,
+                        gossipsub::MessageAcceptance::Ignore,
+                    );
+            } else if self
                 .import_tx
                 .send(ImportJob::Gossip { peer, id, raw })
                 .is_err()
@@ -378,6 +409,18 @@ impl Service {
                     count,
                     channel,
                 ),
+                SyncRequest::SnapshotManifest => {
+                    let (chain, server) = (self.chain.clone(), self.snap_server.clone());
+                    importer::serve(self.done_tx.clone(), channel, move || {
+                        SyncResponse::SnapshotManifest(server.manifest(&chain))
+                    })
+                }
+                SyncRequest::SnapshotChunk { number, path } => {
+                    let server = self.snap_server.clone();
+                    importer::serve(self.done_tx.clone(), channel, move || {
+                        SyncResponse::SnapshotChunk(server.chunk(number, &path))
+                    })
+                }
             },
             Event::Message {
                 peer,
@@ -388,6 +431,11 @@ impl Service {
                     },
                 ..
             } => match response {
+                response if self.requests.contains_key(&request_id) => {
+                    let reply = self.requests.remove(&request_id).expect("checked");
+                    let _ = reply.send(Some(response));
+                }
+                SyncResponse::SnapshotManifest(_) | SyncResponse::SnapshotChunk(_) => {}
                 SyncResponse::Status(s) => {
                     if !self.peers.peer_status(peer, &s, self.chain.genesis_hash()) {
                         let _ = self.swarm.disconnect_peer_id(peer);
@@ -416,6 +464,10 @@ impl Service {
                 error,
                 ..
             } => {
+                if let Some(reply) = self.requests.remove(&request_id) {
+                    let _ = reply.send(None);
+                    return;
+                }
                 let head = self.chain.head().header.number;
                 if self.peers.range_failed(&request_id, head) {
                     tracing::debug!(target: "l2node::p2p", %peer, %error, "range request failed");

@@ -51,6 +51,7 @@ pub struct NetStatus {
     peers: RwLock<BTreeMap<String, PeerInfo>>,
     best_peer_head: AtomicU64,
     sync: watch::Sender<Option<SyncProgress>>,
+    snapshot_join: RwLock<Option<super::snap::SnapshotJoin>>,
 }
 
 impl Default for NetStatus {
@@ -62,6 +63,7 @@ impl Default for NetStatus {
             peers: RwLock::new(BTreeMap::new()),
             best_peer_head: AtomicU64::new(0),
             sync: watch::channel(None).0,
+            snapshot_join: RwLock::new(None),
         }
     }
 }
@@ -153,6 +155,15 @@ impl NetStatus {
             .max()
             .unwrap_or(0);
         self.best_peer_head.store(best, Ordering::Relaxed);
+    }
+
+    /// How this node joined from a state snapshot, once it has (`--syncmode snap`).
+    pub fn snapshot_join(&self) -> Option<super::snap::SnapshotJoin> {
+        *self.snapshot_join.read()
+    }
+
+    pub(crate) fn set_snapshot_join(&self, join: super::snap::SnapshotJoin) {
+        *self.snapshot_join.write() = Some(join);
     }
 
     pub(crate) fn set_sync(&self, progress: Option<SyncProgress>) {

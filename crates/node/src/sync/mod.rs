@@ -12,6 +12,8 @@ use crate::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
 use crate::pool::Pool;
 use l2node_storage::StorageError;
 
+pub mod snap;
+
 /// The protocol name of block sync.
 pub const PROTOCOL: &str = "/l2node/sync/1";
 
@@ -34,6 +36,15 @@ pub enum SyncRequest {
     /// published while it was gone, and one missing nonce would hold back its sender's later
     /// transactions (devp2p's peers likewise exchange their pools on connection).
     PooledTransactions,
+    /// The state snapshot the peer offers (see [`snap`]).
+    SnapshotManifest,
+    /// One chunk of the snapshot of block `number`: the accounts under nibble `path`.
+    SnapshotChunk {
+        /// The snapshot's block.
+        number: u64,
+        /// One nibble per byte (at most two).
+        path: Vec<u8>,
+    },
 }
 
 /// A peer's answer.
@@ -46,6 +57,11 @@ pub enum SyncResponse {
     /// Answer to [`SyncRequest::PooledTransactions`]: network encodings, each sender's in
     /// nonce order.
     PooledTransactions(Vec<Bytes>),
+    /// Answer to [`SyncRequest::SnapshotManifest`]: `None` when the peer offers none.
+    SnapshotManifest(Option<snap::SnapManifest>),
+    /// Answer to [`SyncRequest::SnapshotChunk`]: the chunk's RLP, `None` when the peer no
+    /// longer serves that block.
+    SnapshotChunk(Option<Bytes>),
 }
 
 /// A node's chain, as it tells its peers.

@@ -31,6 +31,7 @@ fn p2p_config(dir: &Path, port: u16, bootnodes: Vec<Multiaddr>, sequencer: bool)
         } else {
             P2pRole::Follower
         },
+        snap_sync: false,
     }
 }
 
@@ -416,4 +417,148 @@ async fn a_follower_answers_why_the_sequencer_refused_its_transaction() {
         .request("linea_getTransactionExclusionStatusV1", rpc_params![hash])
         .await;
     assert_eq!(linea, answer);
+}
+
+/// Mines one transfer per block from dev account `from` (nonces from `nonce`), each to a new
+/// address, until the head is `until`; returns the next nonce.
+async fn mine_to_new_accounts(node: &TestNode, from: usize, mut nonce: u64, until: u64) -> u64 {
+    let key = account(from);
+    while chain(node).head().header.number < until {
+        let to =
+            alloy_primitives::Address::from_word(alloy_primitives::keccak256(nonce.to_be_bytes()));
+        let hash: B256 = node
+            .request(
+                "eth_sendRawTransaction",
+                rpc_params![transfer(&key, nonce, to, 1 + nonce)],
+            )
+            .await;
+        node.wait_receipt(hash).await;
+        nonce += 1;
+    }
+    nonce
+}
+
+/// Changes the balance of every account without code in a stopped node's database (not its
+/// trie): what a damaged or dishonest peer would serve.
+fn damage_balances(dir: &Path) {
+    use redb::ReadableTable;
+    let db = redb::Database::open(dir.join("chain.redb")).unwrap();
+    let tx = db.begin_write().unwrap();
+    {
+        let mut accounts = tx.open_table(l2node_storage::tables::ACCOUNTS).unwrap();
+        let entries: Vec<([u8; 20], Vec<u8>)> = accounts
+            .iter()
+            .unwrap()
+            .map(|e| {
+                let (k, v) = e.unwrap();
+                (*k.value(), v.value().to_vec())
+            })
+            .collect();
+        // The compact layout: flags, nonce length, nonce, balance (see the storage codec).
+        for (address, mut value) in entries {
+            if value[0] == 0 && value.len() > 2 + value[1] as usize {
+                *value.last_mut().unwrap() ^= 1;
+                accounts.insert(&address, value.as_slice()).unwrap();
+            }
+        }
+    }
+    tx.commit().unwrap();
+}
+
+/// `--syncmode snap`: a new follower takes the state of block 128 from its two peers instead
+/// of executing 128 blocks. One peer's database is damaged (balances changed, not its trie):
+/// every chunk it sends is refused and fetched from the other. The follower's head is block
+/// 128 with the sequencer's state root, it follows the next blocks with the same roots, and
+/// blocks and state before 128 answer the snapshot's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_joins_from_a_snapshot_and_refuses_a_damaged_peers_chunks() {
+    let seq = sequencer_in(tempfile::tempdir().unwrap(), 0).await;
+    let nonce = mine_to_new_accounts(&seq, 0, 0, 128).await;
+    // A follower that syncs block by block, then is damaged and comes back on its address.
+    let bad_port = free_port();
+    let bad_dir = tempfile::tempdir().unwrap();
+    let bad_config = |dir: &Path| {
+        let mut cfg = follower_config(dir, vec![addr(&seq)]);
+        cfg.p2p.as_mut().unwrap().port = bad_port;
+        cfg
+    };
+    let cfg = bad_config(bad_dir.path());
+    let bad = TestNode::start_in(bad_dir, cfg).await;
+    wait_for("the follower to sync", || {
+        chain(&bad).head().header.number == 128
+    })
+    .await;
+    let bad_dir = bad.stop().await;
+    damage_balances(bad_dir.path());
+    let cfg = bad_config(bad_dir.path());
+    let bad = TestNode::start_in(bad_dir, cfg).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = follower_config(dir.path(), vec![addr(&seq), addr(&bad)]);
+    cfg.p2p.as_mut().unwrap().snap_sync = true;
+    let joined = TestNode::start_in(dir, cfg).await;
+    let status = joined
+        .handle
+        .as_ref()
+        .unwrap()
+        .p2p
+        .as_ref()
+        .unwrap()
+        .status()
+        .clone();
+    wait_for("the snapshot join", || status.snapshot_join().is_some()).await;
+    let join = status.snapshot_join().unwrap();
+    assert_eq!(join.number, 128);
+    assert!(join.chunks > 16, "{join:?}");
+    assert!(join.refused >= 1, "the damaged peer's chunks: {join:?}");
+    assert_eq!(
+        chain(&joined).head().hash,
+        chain(&seq)
+            .storage()
+            .header(128)
+            .unwrap()
+            .unwrap()
+            .hash_slow()
+    );
+
+    // The blocks after the snapshot: executed on the snapshot's state, same roots.
+    mine_to_new_accounts(&seq, 0, nonce, 133).await;
+    wait_for("the joined follower to follow", || {
+        chain(&joined).head().header.number == 133
+    })
+    .await;
+    for n in 128..=133 {
+        let (a, b) = (
+            chain(&seq).storage().header(n).unwrap().unwrap(),
+            chain(&joined).storage().header(n).unwrap().unwrap(),
+        );
+        assert_eq!(a.hash_slow(), b.hash_slow(), "block {n}");
+    }
+    let rich = account(0).address();
+    let balance: U256 = joined
+        .request("eth_getBalance", rpc_params![rich, "latest"])
+        .await;
+    let expected: U256 = seq
+        .request("eth_getBalance", rpc_params![rich, "latest"])
+        .await;
+    assert_eq!(balance, expected);
+    let at_snapshot: U256 = joined
+        .request("eth_getBalance", rpc_params![rich, "0x80"])
+        .await;
+    let expected: U256 = seq
+        .request("eth_getBalance", rpc_params![rich, "0x80"])
+        .await;
+    assert_eq!(at_snapshot, expected);
+    for (method, params) in [
+        ("eth_getBlockByNumber", serde_json::json!(["0x64", false])),
+        ("eth_getBalance", serde_json::json!([rich, "0x7f"])),
+    ] {
+        let e = crate::shapes::error(&joined, method, params).await;
+        assert_eq!(e["code"], -32000, "{method}: {e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(
+            message.contains("snapshot") && message.contains("128"),
+            "{method}: {message}"
+        );
+    }
 }

@@ -1,0 +1,320 @@
+//! Joining from a state snapshot (`--syncmode snap`): a fresh follower asks its peers which
+//! snapshot they offer, takes the block most of them offer, checks that block's header (the
+//! sequencer's seal, and the 256 headers before it by their hashes), the top of its account
+//! trie against the header's state root, then fetches the chunks from all those peers at once.
+//! Each chunk is stored only if it rebuilds its subtrie; a refused chunk is fetched again from
+//! another peer and the peer that sent it is not asked again. Once the whole state is in, the
+//! block is the head and block sync goes on from it. Range sync waits meanwhile.
+
+use std::{
+    collections::{BTreeMap, HashSet, VecDeque},
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::{Duration, Instant},
+};
+
+use alloy_consensus::{Block, Header, TxEnvelope};
+use alloy_rlp::Decodable;
+use futures::{stream::FuturesUnordered, StreamExt};
+use libp2p::PeerId;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Command, NetStatus};
+use crate::chain::Chain;
+use crate::constants::{
+    SNAPSHOT_CHUNKS_IN_FLIGHT, SNAPSHOT_HEADERS, SNAPSHOT_INTERVAL, SYNC_MAX_BLOCKS_PER_RESPONSE,
+};
+use crate::sync::{snap::SnapManifest, SyncRequest, SyncResponse};
+use l2node_trie::snap::{plan_chunks, ChunkPlan, TopNode};
+
+/// Asks peers through the swarm task.
+#[derive(Clone)]
+pub(super) struct Requests(pub(super) mpsc::UnboundedSender<Command>);
+
+impl Requests {
+    /// `peer`'s answer, `None` when the request failed (timeout, disconnect).
+    async fn ask(&self, peer: PeerId, request: SyncRequest) -> Option<SyncResponse> {
+        let (reply, answer) = oneshot::channel();
+        self.0
+            .send(Command::Request {
+                peer,
+                request,
+                reply,
+            })
+            .ok()?;
+        answer.await.ok().flatten()
+    }
+}
+
+/// What a join did (kept in [`NetStatus`] for `admin`-style inspection and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotJoin {
+    /// The snapshot's block.
+    pub number: u64,
+    /// Accounts written.
+    pub accounts: usize,
+    /// Chunks written.
+    pub chunks: usize,
+    /// Chunks refused (they did not rebuild their subtrie) and fetched again elsewhere.
+    pub refused: usize,
+    /// From the first question to the head at the snapshot's block.
+    pub elapsed: Duration,
+}
+
+/// Why an attempt did not complete; the next one starts over.
+#[derive(Debug, thiserror::Error)]
+enum Failed {
+    #[error("no peer offers a snapshot")]
+    NoOffer,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Joins from a snapshot, then lets range sync go on (clears `snapping`). Gives up and syncs
+/// blocks from genesis when peers are connected but none offers a snapshot for a while.
+pub(super) async fn join(
+    requests: Requests,
+    chain: Arc<Chain>,
+    status: Arc<NetStatus>,
+    snapping: Arc<AtomicBool>,
+) {
+    let started = Instant::now();
+    let mut no_offer = 0;
+    loop {
+        match attempt(&requests, &chain, &status, started).await {
+            Ok(report) => {
+                tracing::info!(target: "l2node::p2p", number = report.number, accounts = report.accounts, chunks = report.chunks, refused = report.refused, elapsed = ?report.elapsed, "joined the chain from a state snapshot; syncing the blocks after it");
+                status.set_snapshot_join(report);
+                break;
+            }
+            Err(Failed::NoOffer) => {
+                no_offer += 1;
+                // A chain younger than two intervals has little to skip; ten seconds of peers
+                // without an offer: peers that serve none.
+                if no_offer >= 10 || status.best_peer_head() < 2 * SNAPSHOT_INTERVAL {
+                    tracing::info!(target: "l2node::p2p", "no peer offers a state snapshot; syncing blocks from genesis instead");
+                    break;
+                }
+            }
+            Err(Failed::Other(why)) => {
+                tracing::warn!(target: "l2node::p2p", reason = %why, "state snapshot attempt failed; trying again");
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    snapping.store(false, Ordering::SeqCst);
+}
+
+async fn attempt(
+    requests: &Requests,
+    chain: &Arc<Chain>,
+    status: &NetStatus,
+    started: Instant,
+) -> Result<SnapshotJoin, Failed> {
+    let peers: Vec<PeerId> = status
+        .peers()
+        .iter()
+        .filter(|p| p.head.is_some())
+        .filter_map(|p| p.id.parse().ok())
+        .collect();
+    if peers.is_empty() {
+        return Err(Failed::Other("no peer yet".into()));
+    }
+    // The offers, grouped: the block most peers offer (then the highest).
+    let offers = futures::future::join_all(
+        peers
+            .iter()
+            .map(|p| requests.ask(*p, SyncRequest::SnapshotManifest)),
+    )
+    .await;
+    let mut groups: BTreeMap<(u64, alloy_primitives::B256), (SnapManifest, Vec<PeerId>)> =
+        BTreeMap::new();
+    for (peer, offer) in peers.iter().zip(offers) {
+        if let Some(SyncResponse::SnapshotManifest(Some(m))) = offer {
+            groups
+                .entry((m.number, m.hash))
+                .or_insert_with(|| (m, Vec::new()))
+                .1
+                .push(*peer);
+        }
+    }
+    let (manifest, group) = groups
+        .into_values()
+        .max_by_key(|(m, peers)| (peers.len(), m.number))
+        .ok_or(Failed::NoOffer)?;
+    let number = manifest.number;
+    let headers = headers(requests, chain, &manifest, &group).await?;
+    let top: Vec<TopNode> = manifest
+        .top
+        .iter()
+        .map(|(p, n)| (p.to_vec(), n.to_vec()))
+        .collect();
+    let state_root = headers.last().expect("checked").state_root;
+    let plan = plan_chunks(state_root, &top)
+        .map_err(|e| Failed::Other(format!("the offered top of block {number}'s trie: {e}")))?;
+    tracing::info!(target: "l2node::p2p", number, peers = group.len(), chunks = plan.len(), "joining from the state snapshot of block {number}");
+    blocking(chain, move |c| c.snapshot_begin(number)).await?;
+    let (accounts, refused) = chunks(requests, chain, number, plan.clone(), group).await?;
+    let tiers = manifest.tiers.map(|(b, t)| (b, t.to_vec()));
+    blocking(chain, move |c| c.snapshot_finish(&headers, &top, tiers)).await?;
+    Ok(SnapshotJoin {
+        number,
+        accounts,
+        chunks: plan.len(),
+        refused,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Runs chain work on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    chain: &Arc<Chain>,
+    f: impl FnOnce(&Chain) -> Result<T, crate::chain::ChainError> + Send + 'static,
+) -> Result<T, Failed> {
+    let chain = chain.clone();
+    tokio::task::spawn_blocking(move || f(&chain))
+        .await
+        .map_err(|e| Failed::Other(e.to_string()))?
+        .map_err(|e| Failed::Other(e.to_string()))
+}
+
+/// The snapshot block's header and the [`SNAPSHOT_HEADERS`] before it (for BLOCKHASH),
+/// ascending: the last one sealed by a signer of the chain and the offered hash, each the
+/// parent of the next.
+async fn headers(
+    requests: &Requests,
+    chain: &Arc<Chain>,
+    manifest: &SnapManifest,
+    group: &[PeerId],
+) -> Result<Vec<Header>, Failed> {
+    let number = manifest.number;
+    let first = number.saturating_sub(SNAPSHOT_HEADERS - 1).max(1);
+    let mut headers: Vec<Header> = Vec::new();
+    let mut next = first;
+    let mut asked = 0;
+    while next <= number {
+        let peer = group[asked % group.len()];
+        asked += 1;
+        if asked > 4 * group.len() + (SNAPSHOT_HEADERS / SYNC_MAX_BLOCKS_PER_RESPONSE) as usize + 4
+        {
+            return Err(Failed::Other(format!(
+                "peers did not send blocks {next}..={number}"
+            )));
+        }
+        let request = SyncRequest::Blocks {
+            from: next,
+            count: number + 1 - next,
+        };
+        let Some(SyncResponse::Blocks(blocks)) = requests.ask(peer, request).await else {
+            continue;
+        };
+        for raw in blocks {
+            let block = Block::<TxEnvelope>::decode(&mut raw.as_ref())
+                .map_err(|e| Failed::Other(format!("a block from {peer} does not decode: {e}")))?;
+            if block.header.number != next {
+                break;
+            }
+            headers.push(block.header);
+            next += 1;
+            if next > number {
+                break;
+            }
+        }
+    }
+    let last = headers.last().expect("at least the snapshot's block");
+    if last.hash_slow() != manifest.hash {
+        return Err(Failed::Other(format!(
+            "block {number} from the peers is not the offered {}",
+            manifest.hash
+        )));
+    }
+    let sealed = last.clone();
+    blocking(chain, move |c| c.check_snapshot_header(&sealed)).await?;
+    for pair in headers.windows(2) {
+        if pair[1].parent_hash != pair[0].hash_slow() {
+            return Err(Failed::Other(format!(
+                "block {} from the peers is not the parent of block {}",
+                pair[0].number, pair[1].number
+            )));
+        }
+    }
+    Ok(headers)
+}
+
+/// Fetches and stores every chunk, spread over `group`; a chunk that is refused or not sent is
+/// asked of another peer, and a peer whose chunk was refused is asked no more. Returns the
+/// accounts written and the chunks refused.
+async fn chunks(
+    requests: &Requests,
+    chain: &Arc<Chain>,
+    number: u64,
+    plan: Vec<ChunkPlan>,
+    group: Vec<PeerId>,
+) -> Result<(usize, usize), Failed> {
+    let plan = Arc::new(plan);
+    let mut queue: VecDeque<(usize, usize)> = (0..plan.len()).map(|i| (i, i)).collect();
+    let mut bad: HashSet<PeerId> = HashSet::new();
+    let mut in_flight = FuturesUnordered::new();
+    let (mut accounts, mut refused) = (0, 0);
+    loop {
+        while in_flight.len() < SNAPSHOT_CHUNKS_IN_FLIGHT {
+            let Some((index, turn)) = queue.pop_front() else {
+                break;
+            };
+            let good: Vec<PeerId> = group.iter().filter(|p| !bad.contains(p)).copied().collect();
+            if good.is_empty() {
+                return Err(Failed::Other(format!(
+                    "every peer offering block {number} sent a chunk that does not match its state root"
+                )));
+            }
+            let peer = good[turn % good.len()];
+            let (requests, chain, plan) = (requests.clone(), chain.clone(), plan.clone());
+            in_flight.push(async move {
+                let request = SyncRequest::SnapshotChunk {
+                    number,
+                    path: plan[index].path.clone(),
+                };
+                let outcome = match requests.ask(peer, request).await {
+                    Some(SyncResponse::SnapshotChunk(Some(raw))) => {
+                        tokio::task::spawn_blocking(move || {
+                            chain.snapshot_write_chunk(&plan[index], &raw)
+                        })
+                        .await
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| r.map_err(|e| e.to_string()))
+                        .map(Some)
+                    }
+                    _ => Ok(None),
+                };
+                (index, turn, peer, outcome)
+            });
+        }
+        let Some((index, turn, peer, outcome)) = in_flight.next().await else {
+            return Ok((accounts, refused));
+        };
+        match outcome {
+            Ok(Some(Ok(n))) => accounts += n,
+            Ok(Some(Err(why))) => {
+                tracing::warn!(target: "l2node::p2p", %peer, chunk = ?plan[index].path, reason = %why, "refused a snapshot chunk; asking another peer");
+                refused += 1;
+                bad.insert(peer);
+                queue.push_back((index, turn + 1));
+            }
+            // Not sent (the peer stopped serving that block, or left): another peer's turn.
+            Ok(None) => {
+                if turn - index > 4 * group.len() {
+                    return Err(Failed::Other(format!(
+                        "the peers stopped serving block {number}'s snapshot"
+                    )));
+                }
+                if group.len() == 1 {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                queue.push_back((index, turn + 1));
+            }
+            Err(e) => return Err(Failed::Other(e)),
+        }
+    }
+}
