@@ -809,13 +809,14 @@ impl EthApiServer for EthRpc {
 
     async fn capabilities(&self) -> JsonRpcResult<Capabilities> {
         let head = self.chain.head();
-        // Blocks, receipts, transactions and logs are kept from genesis; state from the first
-        // block of the history window on a pruned node (genesis on an archive node).
+        // Blocks, receipts, transactions and logs are kept from genesis (from the block after
+        // the snapshot on a node that joined from one); state from the first block of the
+        // history window on a pruned node (genesis on an archive node).
+        let storage = self.chain.storage();
         let kept = HistoryCapability {
             disabled: false,
-            oldest_block: Some(U64::ZERO),
+            oldest_block: Some(U64::from(storage.first_block().map_err(RpcError::from)?)),
         };
-        let storage = self.chain.storage();
         let first_proof = storage.first_proof_block().map_err(RpcError::from)?;
         let first_state = storage.first_state_block().map_err(RpcError::from)?;
         Ok(Capabilities {

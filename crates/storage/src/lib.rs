@@ -386,6 +386,12 @@ impl Storage {
         Ok(StateAt::new(snap, self.snapshots.clone(), number))
     }
 
+    /// The first block after genesis whose body, receipts and logs this database holds: 0
+    /// (all of them), or the block after the snapshot a node joined from.
+    pub fn first_block(&self) -> Result<u64, StorageError> {
+        Ok(self.snapshot()?.snap_base.map_or(0, |base| base + 1))
+    }
+
     /// The first block whose state this database can read: 0 on an archive node.
     pub fn first_state_block(&self) -> Result<u64, StorageError> {
         Ok(self.snapshot()?.state_from)

@@ -66,6 +66,8 @@ pub struct SnapshotJoin {
 /// Why an attempt did not complete; the next one starts over.
 #[derive(Debug, thiserror::Error)]
 enum Failed {
+    #[error("no peer with a known head yet")]
+    NoPeer,
     #[error("no peer offers a snapshot")]
     NoOffer,
     #[error("{0}")]
@@ -83,6 +85,7 @@ pub(super) async fn join(
     let started = Instant::now();
     let mut no_offer = 0;
     loop {
+        let mut pause = Duration::from_secs(1);
         match attempt(&requests, &chain, &status, started).await {
             Ok(report) => {
                 tracing::info!(target: "l2node::p2p", number = report.number, accounts = report.accounts, chunks = report.chunks, refused = report.refused, elapsed = ?report.elapsed, "joined the chain from a state snapshot; syncing the blocks after it");
@@ -98,11 +101,12 @@ pub(super) async fn join(
                     break;
                 }
             }
+            Err(Failed::NoPeer) => pause = Duration::from_millis(200),
             Err(Failed::Other(why)) => {
                 tracing::warn!(target: "l2node::p2p", reason = %why, "state snapshot attempt failed; trying again");
             }
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::time::sleep(pause).await;
     }
     snapping.store(false, Ordering::SeqCst);
 }
@@ -120,7 +124,7 @@ async fn attempt(
         .filter_map(|p| p.id.parse().ok())
         .collect();
     if peers.is_empty() {
-        return Err(Failed::Other("no peer yet".into()));
+        return Err(Failed::NoPeer);
     }
     // The offers, grouped: the block most peers offer (then the highest).
     let offers = futures::future::join_all(

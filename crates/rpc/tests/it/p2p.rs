@@ -549,8 +549,12 @@ async fn a_follower_joins_from_a_snapshot_and_refuses_a_damaged_peers_chunks() {
         .request("eth_getBalance", rpc_params![rich, "0x80"])
         .await;
     assert_eq!(at_snapshot, expected);
+    let caps: serde_json::Value = joined.request("eth_capabilities", rpc_params![]).await;
+    assert_eq!(caps["state"]["oldestBlock"], "0x80", "{caps}");
+    assert_eq!(caps["blocks"]["oldestBlock"], "0x81", "{caps}");
     for (method, params) in [
         ("eth_getBlockByNumber", serde_json::json!(["0x64", false])),
+        ("eth_getBlockByNumber", serde_json::json!(["0x80", false])),
         ("eth_getBalance", serde_json::json!([rich, "0x7f"])),
     ] {
         let e = crate::shapes::error(&joined, method, params).await;

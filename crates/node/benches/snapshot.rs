@@ -1,0 +1,141 @@
+//! Joining from a state snapshot: a dev sequencer holds a chain of transfers, each to a new
+//! address (one million accounts by default), and serves it over libp2p on loopback; a fresh
+//! follower with `--syncmode snap` joins it. Prints the time to the snapshot's head (offers,
+//! headers, every chunk fetched, checked against the state root and written, the whole root
+//! checked) and to the sequencer's head (the blocks after the snapshot executed).
+//!
+//! `cargo bench -p l2node-node --bench snapshot` (env: BENCH_SNAPSHOT_ACCOUNTS, default
+//! 1,000,000; BENCH_TXS_PER_BLOCK, default 1,400; BENCH_SNAPSHOT_FULL=1 also times a follower
+//! that executes every block instead, for comparison).
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use alloy_primitives::{Bytes, TxKind};
+use l2node_node::chain::Chain;
+use l2node_node::dev::dev_accounts;
+use l2node_node::p2p::{self, P2pConfig, P2pHandle, P2pRole};
+use l2node_node::pool::{Pool, PoolConfig};
+
+mod common;
+use common::{env_or, fresh, open, sign};
+use l2node_node::test_utils::produce_block as produce;
+
+async fn serve(
+    dir: &std::path::Path,
+    chain: Arc<Chain>,
+    role: P2pRole,
+    boot: Vec<p2p::Multiaddr>,
+    snap: bool,
+) -> P2pHandle {
+    let cfg = P2pConfig {
+        host: "127.0.0.1".parse().unwrap(),
+        port: 0,
+        bootnodes: boot,
+        max_peers: 25,
+        key_path: dir.join("p2p.key"),
+        role,
+        snap_sync: snap,
+    };
+    let pool = Arc::new(Pool::new(PoolConfig::default()).unwrap());
+    p2p::spawn(cfg, chain, pool).await.unwrap()
+}
+
+/// Starts a follower of `boot` and returns when its head is `head`: (time to the snapshot's
+/// head when it joined from one, time to `head`).
+async fn follow(
+    boot: p2p::Multiaddr,
+    head: u64,
+    snap: bool,
+) -> (Option<(u64, Duration)>, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = Arc::new(open(dir.path()));
+    let started = Instant::now();
+    let handle = serve(
+        dir.path(),
+        chain.clone(),
+        P2pRole::Follower,
+        vec![boot],
+        snap,
+    )
+    .await;
+    while chain.head().header.number < head {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let done = started.elapsed();
+    let joined = handle.status().snapshot_join();
+    if let Some(join) = joined {
+        println!(
+            "  snapshot of block {}: {} accounts in {} chunks ({} refused)",
+            join.number, join.accounts, join.chunks, join.refused
+        );
+    }
+    handle.stop().await;
+    (joined.map(|j| (j.number, j.elapsed)), done)
+}
+
+fn main() {
+    let accounts = env_or("BENCH_SNAPSHOT_ACCOUNTS", 1_000_000);
+    let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
+    let keys = dev_accounts();
+    let dir = tempfile::tempdir().unwrap();
+    let chain = Arc::new(open(dir.path()));
+    let mut nonces = vec![0u64; keys.len()];
+    let start = Instant::now();
+    let mut done = 0;
+    while done < accounts {
+        let txs = (done..accounts.min(done + per_block))
+            .map(|i| {
+                let k = i % keys.len();
+                nonces[k] += 1;
+                let n = nonces[k] - 1;
+                sign(
+                    &keys[k],
+                    n,
+                    TxKind::Call(fresh(&keys[k], n)),
+                    Bytes::new(),
+                    1,
+                    21_000,
+                )
+            })
+            .collect();
+        done += produce(&chain, txs);
+    }
+    // Empty blocks up to a multiple of the snapshot interval: the follower then has no block
+    // to execute after the snapshot, and the time is the snapshot's alone.
+    while chain.head().header.number % l2node_node::constants::SNAPSHOT_INTERVAL != 0 {
+        produce(&chain, Vec::new());
+    }
+    let head = chain.head().header.number;
+    println!(
+        "sequencer: {done} transfers to new addresses in {head} blocks ({:.1} s to sign and produce)",
+        start.elapsed().as_secs_f64()
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let seq = serve(dir.path(), chain.clone(), P2pRole::Sequencer, vec![], false).await;
+        let boot = seq.local_addr().clone();
+        let (joined, total) = follow(boot.clone(), head, true).await;
+        let (number, at) = joined.expect("the follower joined from a snapshot");
+        println!(
+            "snapshot join: head at the snapshot's block {number} after {:.1} s, at the sequencer's head {head} after {:.1} s",
+            at.as_secs_f64(),
+            total.as_secs_f64()
+        );
+        if std::env::var("BENCH_SNAPSHOT_FULL").is_ok_and(|v| v == "1") {
+            let (_, full) = follow(boot, head, false).await;
+            println!(
+                "full sync (every block executed): {head} blocks after {:.1} s ({:.0} tx/s)",
+                full.as_secs_f64(),
+                done as f64 / full.as_secs_f64()
+            );
+        }
+        seq.stop().await;
+    });
+}
