@@ -105,7 +105,12 @@ fn main() {
     }
     // Empty blocks up to a multiple of the snapshot interval: the follower then has no block
     // to execute after the snapshot, and the time is the snapshot's alone.
-    while chain.head().header.number % l2node_node::constants::SNAPSHOT_INTERVAL != 0 {
+    while !chain
+        .head()
+        .header
+        .number
+        .is_multiple_of(l2node_node::constants::SNAPSHOT_INTERVAL)
+    {
         produce(&chain, Vec::new());
     }
     let head = chain.head().header.number;
