@@ -97,6 +97,10 @@ pub enum NodeError {
     /// The peer-to-peer layer failed to start.
     #[error(transparent)]
     P2p(#[from] P2pError),
+    /// The data directory holds a snapshot that was being written, and this start would not
+    /// finish it.
+    #[error("the data directory holds the state snapshot of block {0} that was being written when the node stopped, and its state is incomplete: start this node again as a follower with --syncmode snap to finish it, or delete the data directory")]
+    SnapshotPending(u64),
 }
 
 /// A running node.
@@ -259,6 +263,14 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     })
     .await
     .expect("open task")?;
+    if let Some(number) = chain.storage().snapshot_pending()? {
+        let finishes = cfg.p2p.as_ref().is_some_and(|p| {
+            p.snap_sync && matches!(p.role, P2pRole::Follower) && cfg.group.is_none()
+        });
+        if !finishes {
+            return Err(NodeError::SnapshotPending(number));
+        }
+    }
     let mut pool_cfg = cfg.pool.clone();
     pool_cfg
         .journal_path

@@ -40,7 +40,7 @@ pub const DEFAULT_PROOF_WINDOW: u64 = 128;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
-pub use snap::{SnapIndex, SNAPSHOT_BASE};
+pub use snap::{next_page, SnapIndex, SNAPSHOT_BASE};
 pub use stats::{human_size, DbStats, Kind, TableUsage};
 pub use write::BlockToStore;
 
@@ -372,8 +372,8 @@ impl Storage {
     pub fn state_at(&self, number: Option<u64>) -> Result<StateAt, StorageError> {
         let snap = self.snapshot()?;
         if let (Some(block), Some(head)) = (number, snap.head) {
-            if snap.snap_base.is_some_and(|base| block < base) {
-                before_snapshot(&snap, block)?;
+            if let Some(base) = snap.snap_base.filter(|base| block < *base) {
+                return Err(StorageError::BeforeSnapshot { block, base });
             }
             if block < snap.state_from && block < head {
                 return Err(StorageError::Pruned {

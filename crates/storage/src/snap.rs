@@ -8,8 +8,8 @@
 //!
 //! Joining: [`Storage::snap_begin`] clears the state of a fresh database,
 //! [`Storage::snap_write_chunk`] stores a chunk only if its accounts rebuild the subtrie H's
-//! state root names, and [`Storage::snap_finish`] writes the top of the trie, checks the whole
-//! root, and makes H the head. Blocks and state before H are then answered with
+//! state root names, and [`Storage::snap_finish`] writes the top of the trie and makes H the
+//! head. Blocks and state before H are then answered with
 //! [`StorageError::BeforeSnapshot`].
 
 use std::{
@@ -63,12 +63,14 @@ struct WireLedger {
     value: Bytes,
 }
 
-/// A chunk on the wire: its accounts, the codes they use, their ledger records.
+/// A page of a chunk on the wire: its accounts, the codes they use, their ledger records, and
+/// where the next page starts (0: this is the last).
 #[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
 struct WireChunk {
     accounts: Vec<WireAccount>,
     codes: Vec<Bytes>,
     ledger: Vec<WireLedger>,
+    next: u64,
 }
 
 /// The serving side of one snapshot: the accounts that may exist at block `number`, in
@@ -86,6 +88,8 @@ pub struct SnapIndex {
     /// The Karma tiers record in force at `number`: (the block that set it, its JSON).
     pub tiers: Option<(u64, Vec<u8>)>,
     accounts: Vec<(B256, Address)>,
+    /// The chunks of this snapshot (their nibble paths): nothing else is served.
+    paths: BTreeSet<Vec<u8>>,
     /// Slots the blocks after `number` changed, per account: those may hold a value at
     /// `number` that the current storage no longer has.
     touched: BTreeMap<Address, BTreeSet<U256>>,
@@ -128,11 +132,20 @@ impl Storage {
         }
         accounts.extend(touched.keys().map(|a| (keccak256(a), *a)));
         accounts.sort_unstable();
-        let header = snap
+        let (hash, header) = snap
             .table(&snap.headers)?
             .get(number)?
-            .map(|v| codec::header_parts(v.value()).0)
+            .map(|v| {
+                let (hash, rlp) = codec::header_parts(v.value());
+                codec::decode_rlp::<Header>("headers", rlp).map(|h| (hash, h))
+            })
+            .transpose()?
             .ok_or_else(|| codec::corrupt("headers", format!("block {number} is missing")))?;
+        let paths = trie::snap::plan_chunks(header.state_root, &top)
+            .map_err(|e| codec::corrupt("trie_nodes", e))?
+            .into_iter()
+            .map(|c| c.path)
+            .collect();
         let tiers = snap
             .table(&snap.karma_tiers)?
             .range(0..=number)?
@@ -143,10 +156,11 @@ impl Storage {
             shared: self.snapshots.clone(),
             snap,
             number,
-            hash: header,
+            hash,
             top,
             tiers,
             accounts,
+            paths,
             touched,
         }))
     }
@@ -163,20 +177,30 @@ impl SnapIndex {
         self.accounts.is_empty()
     }
 
-    /// The chunk at nibble `path` (one or two nibbles, or none for a one-chunk state): the
-    /// accounts whose hashed address starts with it as they were at the block, RLP-encoded.
-    pub fn chunk(&self, path: &[u8]) -> Result<Bytes, StorageError> {
+    /// A page of the chunk at nibble `path` (one of the snapshot's chunks, else `None`): the
+    /// accounts whose hashed address starts with it, from the `from`th on, as they were at the
+    /// block, RLP-encoded, about `max_bytes` at most (at least one account); the page says where
+    /// the next one starts.
+    pub fn chunk(
+        &self,
+        path: &[u8],
+        from: u64,
+        max_bytes: usize,
+    ) -> Result<Option<Bytes>, StorageError> {
+        if !self.paths.contains(path) {
+            return Ok(None);
+        }
         let (lo, hi) = match *path {
-            [] => (0, 256),
             [a] => ((a as usize) << 4, ((a as usize) + 1) << 4),
             [a, b] => {
                 let first = ((a as usize) << 4) | b as usize;
                 (first, first + 1)
             }
-            _ => (0, 0),
+            _ => (0, 256),
         };
-        let start = self.accounts.partition_point(|(h, _)| (h[0] as usize) < lo);
+        let first = self.accounts.partition_point(|(h, _)| (h[0] as usize) < lo);
         let end = self.accounts.partition_point(|(h, _)| (h[0] as usize) < hi);
+        let start = first.saturating_add(from as usize).min(end);
         let state = StateAt::new(self.snap.clone(), self.shared.clone(), Some(self.number));
         let storage = self.snap.table(&self.snap.storage)?;
         let usage = self.snap.table(&self.snap.karma_usage)?;
@@ -185,9 +209,15 @@ impl SnapIndex {
             accounts: Vec::new(),
             codes: Vec::new(),
             ledger: Vec::new(),
+            next: 0,
         };
         let mut codes = BTreeSet::new();
-        for (_, address) in &self.accounts[start..end] {
+        let mut size = 0;
+        for (i, (_, address)) in self.accounts.iter().enumerate().take(end).skip(start) {
+            if size >= max_bytes {
+                chunk.next = (i - first) as u64;
+                break;
+            }
             let Some(info) = state.account_state(*address)? else {
                 continue;
             };
@@ -212,6 +242,7 @@ impl SnapIndex {
                     .ok_or_else(|| {
                         codec::corrupt("code", format!("code {} is missing", info.code_hash))
                     })?;
+                size += code.value().len();
                 chunk.codes.push(Bytes::copy_from_slice(code.value()));
             }
             // The ledger as of the block: per epoch the last usage entry, the last deny entry.
@@ -242,6 +273,8 @@ impl SnapIndex {
                     value: Bytes::copy_from_slice(v.value()),
                 });
             }
+            // An account is about 100 bytes, a slot 70, a ledger record 60.
+            size += 100 + 70 * wire_slots.len() + 60 * chunk.ledger.len();
             chunk.accounts.push(WireAccount {
                 address: *address,
                 nonce: info.nonce,
@@ -250,8 +283,17 @@ impl SnapIndex {
                 storage: wire_slots,
             });
         }
-        Ok(alloy_rlp::encode(&chunk).into())
+        Ok(Some(alloy_rlp::encode(&chunk).into()))
     }
+}
+
+/// The next page's start in a chunk page from [`SnapIndex::chunk`] (`None`: the last page, or
+/// bytes that are not a page; [`Storage::snap_write_chunk`] says which).
+pub fn next_page(page: &[u8]) -> Option<u64> {
+    alloy_rlp::decode_exact::<WireChunk>(page)
+        .ok()
+        .map(|c| c.next)
+        .filter(|n| *n != 0)
 }
 
 /// `META` key: the block a database joined from a snapshot at (see [`Storage::snap_finish`]).
@@ -282,6 +324,17 @@ fn clear_state(tx: &redb::WriteTransaction) -> Result<(), StorageError> {
 }
 
 impl Storage {
+    /// The block of a snapshot that was being written when the node stopped, if any: the
+    /// state is incomplete until it is finished.
+    pub fn snapshot_pending(&self) -> Result<Option<u64>, StorageError> {
+        let tx = redb::ReadableDatabase::begin_read(&*self.db)?;
+        let pending = tx
+            .open_table(META)?
+            .get(SNAPSHOT_PENDING)?
+            .map(|v| v.value());
+        Ok(pending)
+    }
+
     /// Whether this database can take a snapshot: it holds the genesis block only, or a
     /// snapshot was being written when the node stopped.
     pub fn can_take_snapshot(&self) -> Result<bool, StorageError> {
@@ -301,18 +354,39 @@ impl Storage {
         Ok(())
     }
 
-    /// Stores one chunk (from [`SnapIndex::chunk`]) if it is the one `plan` names: its accounts
-    /// rebuild the subtrie the state root references, and every code hashes to its account's
-    /// code hash. `Ok(Err(why))` when it is not (nothing is written); `Ok(Ok(accounts))`.
+    /// Stores one chunk (its pages from [`SnapIndex::chunk`], in order) if it is the one `plan`
+    /// names: its accounts rebuild the subtrie the state root references, each slot once and
+    /// non-zero, and every code hashes to its account's code hash. `Ok(Err(why))` when it is
+    /// not (nothing is written); `Ok(Ok(accounts))`.
     pub fn snap_write_chunk(
         &self,
         plan: &ChunkPlan,
-        raw: &[u8],
+        pages: &[Bytes],
     ) -> Result<Result<usize, String>, StorageError> {
-        let chunk: WireChunk = match alloy_rlp::decode_exact(raw) {
-            Ok(c) => c,
-            Err(e) => return Ok(Err(format!("the chunk does not decode: {e}"))),
+        let mut chunk = WireChunk {
+            accounts: Vec::new(),
+            codes: Vec::new(),
+            ledger: Vec::new(),
+            next: 0,
         };
+        for page in pages {
+            match alloy_rlp::decode_exact::<WireChunk>(page) {
+                Ok(p) => {
+                    chunk.accounts.extend(p.accounts);
+                    chunk.codes.extend(p.codes);
+                    chunk.ledger.extend(p.ledger);
+                }
+                Err(e) => return Ok(Err(format!("a page of the chunk does not decode: {e}"))),
+            }
+        }
+        // The flat storage table is written from the same slots as the trie: a zero or a
+        // repeated slot would leave a value there that the trie does not have.
+        for a in &chunk.accounts {
+            let slots: BTreeSet<U256> = a.storage.iter().map(|s| s.slot).collect();
+            if slots.len() != a.storage.len() || a.storage.iter().any(|s| s.value.is_zero()) {
+                return Ok(Err(format!("{} has a repeated or zero slot", a.address)));
+            }
+        }
         let codes: BTreeMap<B256, &Bytes> = chunk.codes.iter().map(|c| (keccak256(c), c)).collect();
         let mut wire: Vec<(B256, &WireAccount)> = chunk
             .accounts
@@ -353,12 +427,10 @@ impl Storage {
                     codec::encode_account(&account.info).as_slice(),
                 )?;
                 for s in &a.storage {
-                    if !s.value.is_zero() {
-                        storage.insert(
-                            codec::slot_key(&a.address, &s.slot).as_slice(),
-                            &s.value.to_be_bytes::<32>(),
-                        )?;
-                    }
+                    storage.insert(
+                        codec::slot_key(&a.address, &s.slot).as_slice(),
+                        &s.value.to_be_bytes::<32>(),
+                    )?;
                 }
                 if a.code_hash != KECCAK_EMPTY {
                     match codes.get(&a.code_hash) {
@@ -399,9 +471,9 @@ impl Storage {
         Ok(Ok(accounts.len()))
     }
 
-    /// Completes a snapshot: writes the checked top of the trie and `headers` (ascending, the
-    /// last one the snapshot's block, each the parent of the next), checks the state root,
-    /// and makes the last header the head. Earlier blocks and state answer
+    /// Completes a snapshot once every chunk is in: writes the top of the trie (checked against
+    /// the state root by `plan_chunks`) and `headers` (ascending, the last one the snapshot's
+    /// block, each the parent of the next), and makes the last header the head. Earlier blocks and state answer
     /// [`StorageError::BeforeSnapshot`] from then on.
     pub fn snap_finish(
         &self,
@@ -415,15 +487,9 @@ impl Storage {
         let number = last.number;
         let tx = self.db.begin_write()?;
         {
+            // The top was checked against the root (`plan_chunks`), every chunk under it.
             let mut nodes = tx.open_table(TRIE_NODES)?;
             trie::snap::write_top(&mut nodes, top)?;
-            let root = trie::state_root(&nodes)?;
-            if root != last.state_root {
-                return Ok(Err(format!(
-                    "the state written has root {root}, block {number} names {}",
-                    last.state_root
-                )));
-            }
             let mut table = tx.open_table(HEADERS)?;
             let mut by_hash = tx.open_table(HASH_TO_NUMBER)?;
             for header in headers {
@@ -445,5 +511,66 @@ impl Storage {
         tx.commit()?;
         self.snapshots.step_back(&self.db);
         Ok(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slot written twice (once zero) or written zero leaves the trie unchanged, so only the
+    /// page check keeps it out of the flat storage table.
+    #[test]
+    fn a_chunk_with_a_repeated_or_zero_slot_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::open(&dir.path().join("db")).unwrap();
+        let address = Address::repeat_byte(7);
+        let info = AccountState {
+            nonce: 1,
+            balance: U256::from(5),
+            code_hash: KECCAK_EMPTY,
+        };
+        let mut trie = trie::MemoryTrieStore::new();
+        let root = trie::apply_changes(
+            &mut trie,
+            &[trie::state::AccountChange {
+                address,
+                info: Some(info),
+                new_code: None,
+                storage_wiped: false,
+                storage: vec![],
+            }],
+        )
+        .unwrap();
+        let top = trie::snap::snapshot_top(&trie).unwrap();
+        let plan = trie::snap::plan_chunks(root, &top).unwrap();
+        let page = |storage: Vec<WireSlot>| -> Bytes {
+            alloy_rlp::encode(WireChunk {
+                accounts: vec![WireAccount {
+                    address,
+                    nonce: 1,
+                    balance: U256::from(5),
+                    code_hash: KECCAK_EMPTY,
+                    storage,
+                }],
+                codes: vec![],
+                ledger: vec![],
+                next: 0,
+            })
+            .into()
+        };
+        let slot = |value: u64| WireSlot {
+            slot: U256::from(3),
+            value: U256::from(value),
+        };
+        storage.snap_begin(1).unwrap();
+        for bad in [vec![slot(9), slot(0)], vec![slot(0)]] {
+            let refused = storage.snap_write_chunk(&plan[0], &[page(bad)]).unwrap();
+            assert!(refused.unwrap_err().contains("repeated or zero slot"));
+        }
+        assert_eq!(
+            storage.snap_write_chunk(&plan[0], &[page(vec![])]).unwrap(),
+            Ok(1)
+        );
     }
 }

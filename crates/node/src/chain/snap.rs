@@ -45,14 +45,14 @@ impl Chain {
         Ok(())
     }
 
-    /// Stores one chunk if its accounts rebuild the subtrie `plan` names; `Ok(Err(why))`
-    /// otherwise. Returns the chunk's accounts.
+    /// Stores one chunk (its pages in order) if its accounts rebuild the subtrie `plan` names;
+    /// `Ok(Err(why))` otherwise. Returns the chunk's accounts.
     pub fn snapshot_write_chunk(
         &self,
         plan: &ChunkPlan,
-        raw: &[u8],
+        pages: &[alloy_primitives::Bytes],
     ) -> Result<Result<usize, String>, ChainError> {
-        Ok(self.storage.snap_write_chunk(plan, raw)?)
+        Ok(self.storage.snap_write_chunk(plan, pages)?)
     }
 
     /// Completes the snapshot: the state root of `headers`' last one (the snapshot's block,

@@ -266,13 +266,24 @@ pub async fn spawn(
     let (import_tx, importer) = importer::spawn_importer(chain.clone(), done_tx.clone())
         .map_err(|e| P2pError::Setup(e.to_string()))?;
     let snap_server = Arc::new(crate::sync::snap::SnapServer::default());
-    let can_join = cfg.snap_sync && matches!(cfg.role, P2pRole::Follower) && {
-        let chain = chain.clone();
-        tokio::task::spawn_blocking(move || chain.can_join_from_snapshot())
-            .await
-            .map_err(|e| P2pError::Setup(e.to_string()))?
-            .map_err(|e| P2pError::Setup(e.to_string()))?
-    };
+    let can_join = cfg.snap_sync
+        && {
+            let chain = chain.clone();
+            let can = tokio::task::spawn_blocking(move || chain.can_join_from_snapshot())
+                .await
+                .map_err(|e| P2pError::Setup(e.to_string()))?
+                .map_err(|e| P2pError::Setup(e.to_string()))?;
+            let follower = matches!(cfg.role, P2pRole::Follower);
+            if !follower || !can {
+                let why = if !follower {
+                    "a node that seals blocks executes them"
+                } else {
+                    "the database holds blocks after genesis (it syncs on from its head), or the chain is not a Clique chain (a snapshot's block is checked by its seal)"
+                };
+                tracing::info!(target: "l2node::p2p", reason = why, "--syncmode snap: not joining from a snapshot");
+            }
+            follower && can
+        };
     let snapping = Arc::new(AtomicBool::new(can_join));
     let service = Service {
         new_blocks: chain.subscribe(),

@@ -415,10 +415,10 @@ impl Service {
                         SyncResponse::SnapshotManifest(server.manifest(&chain))
                     })
                 }
-                SyncRequest::SnapshotChunk { number, path } => {
+                SyncRequest::SnapshotChunk { number, path, from } => {
                     let server = self.snap_server.clone();
                     importer::serve(self.done_tx.clone(), channel, move || {
-                        SyncResponse::SnapshotChunk(server.chunk(number, &path))
+                        SyncResponse::SnapshotChunk(server.chunk(number, &path, from))
                     })
                 }
             },

@@ -84,9 +84,11 @@ pub(super) async fn join(
 ) {
     let started = Instant::now();
     let mut no_offer = 0;
+    // Peers that sent a chunk that does not match its state root: not asked again.
+    let mut bad = HashSet::new();
     loop {
         let mut pause = Duration::from_secs(1);
-        match attempt(&requests, &chain, &status, started).await {
+        match attempt(&requests, &chain, &status, &mut bad, started).await {
             Ok(report) => {
                 tracing::info!(target: "l2node::p2p", number = report.number, accounts = report.accounts, chunks = report.chunks, refused = report.refused, elapsed = ?report.elapsed, "joined the chain from a state snapshot; syncing the blocks after it");
                 status.set_snapshot_join(report);
@@ -95,8 +97,10 @@ pub(super) async fn join(
             Err(Failed::NoOffer) => {
                 no_offer += 1;
                 // A chain younger than two intervals has little to skip; ten seconds of peers
-                // without an offer: peers that serve none.
-                if no_offer >= 10 || status.best_peer_head() < 2 * SNAPSHOT_INTERVAL {
+                // without an offer: peers that serve none. Not once the state was cleared for
+                // a snapshot: only a snapshot can complete it.
+                let begun = chain.storage().snapshot_pending().ok().flatten().is_some();
+                if !begun && (no_offer >= 10 || status.best_peer_head() < 2 * SNAPSHOT_INTERVAL) {
                     tracing::info!(target: "l2node::p2p", "no peer offers a state snapshot; syncing blocks from genesis instead");
                     break;
                 }
@@ -108,6 +112,8 @@ pub(super) async fn join(
         }
         tokio::time::sleep(pause).await;
     }
+    // Block sync takes over (and says whether it is still behind).
+    status.set_sync(None);
     snapping.store(false, Ordering::SeqCst);
 }
 
@@ -115,6 +121,7 @@ async fn attempt(
     requests: &Requests,
     chain: &Arc<Chain>,
     status: &NetStatus,
+    bad: &mut HashSet<PeerId>,
     started: Instant,
 ) -> Result<SnapshotJoin, Failed> {
     let peers: Vec<PeerId> = status
@@ -122,6 +129,7 @@ async fn attempt(
         .iter()
         .filter(|p| p.head.is_some())
         .filter_map(|p| p.id.parse().ok())
+        .filter(|p| !bad.contains(p))
         .collect();
     if peers.is_empty() {
         return Err(Failed::NoPeer);
@@ -149,6 +157,11 @@ async fn attempt(
         .max_by_key(|(m, peers)| (peers.len(), m.number))
         .ok_or(Failed::NoOffer)?;
     let number = manifest.number;
+    // eth_syncing and the `syncing` subscription say so while the state is written.
+    status.set_sync(Some(super::SyncProgress {
+        starting: 0,
+        highest: status.best_peer_head(),
+    }));
     let headers = headers(requests, chain, &manifest, &group).await?;
     let top: Vec<TopNode> = manifest
         .top
@@ -160,7 +173,7 @@ async fn attempt(
         .map_err(|e| Failed::Other(format!("the offered top of block {number}'s trie: {e}")))?;
     tracing::info!(target: "l2node::p2p", number, peers = group.len(), chunks = plan.len(), "joining from the state snapshot of block {number}");
     blocking(chain, move |c| c.snapshot_begin(number)).await?;
-    let (accounts, refused) = chunks(requests, chain, number, plan.clone(), group).await?;
+    let (accounts, refused) = chunks(requests, chain, number, plan.clone(), group, bad).await?;
     let tiers = manifest.tiers.map(|(b, t)| (b, t.to_vec()));
     blocking(chain, move |c| c.snapshot_finish(&headers, &top, tiers)).await?;
     Ok(SnapshotJoin {
@@ -248,18 +261,19 @@ async fn headers(
 }
 
 /// Fetches and stores every chunk, spread over `group`; a chunk that is refused or not sent is
-/// asked of another peer, and a peer whose chunk was refused is asked no more. Returns the
-/// accounts written and the chunks refused.
+/// asked of another peer, and a peer whose chunk was refused is put in `bad` and asked no
+/// more. Returns the accounts written and the chunks refused.
 async fn chunks(
     requests: &Requests,
     chain: &Arc<Chain>,
     number: u64,
     plan: Vec<ChunkPlan>,
     group: Vec<PeerId>,
+    bad: &mut HashSet<PeerId>,
 ) -> Result<(usize, usize), Failed> {
     let plan = Arc::new(plan);
+    // (chunk, turn): the turn picks the peer, and moves on each time the chunk is asked again.
     let mut queue: VecDeque<(usize, usize)> = (0..plan.len()).map(|i| (i, i)).collect();
-    let mut bad: HashSet<PeerId> = HashSet::new();
     let mut in_flight = FuturesUnordered::new();
     let (mut accounts, mut refused) = (0, 0);
     loop {
@@ -270,27 +284,30 @@ async fn chunks(
             let good: Vec<PeerId> = group.iter().filter(|p| !bad.contains(p)).copied().collect();
             if good.is_empty() {
                 return Err(Failed::Other(format!(
-                    "every peer offering block {number} sent a chunk that does not match its state root"
+                    "every peer offering block {number} sent a chunk that does not match its state root; asking the other peers for their offers"
+                )));
+            }
+            if turn - index > 4 * group.len() {
+                return Err(Failed::Other(format!(
+                    "the peers stopped serving block {number}'s snapshot (a newer one replaced it); asking them for their offers again"
                 )));
             }
             let peer = good[turn % good.len()];
             let (requests, chain, plan) = (requests.clone(), chain.clone(), plan.clone());
             in_flight.push(async move {
-                let request = SyncRequest::SnapshotChunk {
-                    number,
-                    path: plan[index].path.clone(),
-                };
-                let outcome = match requests.ask(peer, request).await {
-                    Some(SyncResponse::SnapshotChunk(Some(raw))) => {
-                        tokio::task::spawn_blocking(move || {
-                            chain.snapshot_write_chunk(&plan[index], &raw)
-                        })
-                        .await
-                        .map_err(|e| e.to_string())
-                        .and_then(|r| r.map_err(|e| e.to_string()))
-                        .map(Some)
-                    }
-                    _ => Ok(None),
+                if turn != index {
+                    // Asked again: give a peer that just failed a moment.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                let outcome = match fetch(&requests, peer, number, &plan[index].path).await {
+                    Some(pages) => tokio::task::spawn_blocking(move || {
+                        chain.snapshot_write_chunk(&plan[index], &pages)
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r.map_err(|e| e.to_string()))
+                    .map(Some),
+                    None => Ok(None),
                 };
                 (index, turn, peer, outcome)
             });
@@ -307,18 +324,44 @@ async fn chunks(
                 queue.push_back((index, turn + 1));
             }
             // Not sent (the peer stopped serving that block, or left): another peer's turn.
-            Ok(None) => {
-                if turn - index > 4 * group.len() {
-                    return Err(Failed::Other(format!(
-                        "the peers stopped serving block {number}'s snapshot"
-                    )));
-                }
-                if group.len() == 1 {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                queue.push_back((index, turn + 1));
-            }
+            Ok(None) => queue.push_back((index, turn + 1)),
             Err(e) => return Err(Failed::Other(e)),
+        }
+    }
+}
+
+/// Most pages of one chunk taken from a peer (8 GiB of pages): one that sends more is cut
+/// short, and the chunk refused.
+const MAX_PAGES: usize = 4096;
+
+/// Every page of one chunk from `peer`, or `None` when one is not sent.
+async fn fetch(
+    requests: &Requests,
+    peer: PeerId,
+    number: u64,
+    path: &[u8],
+) -> Option<Vec<alloy_primitives::Bytes>> {
+    let mut pages = Vec::new();
+    let mut from = 0;
+    loop {
+        let request = SyncRequest::SnapshotChunk {
+            number,
+            path: path.to_vec(),
+            from,
+        };
+        let Some(SyncResponse::SnapshotChunk(Some(page))) = requests.ask(peer, request).await
+        else {
+            return None;
+        };
+        let next = l2node_storage::next_page(&page);
+        pages.push(page);
+        if pages.len() >= MAX_PAGES {
+            return Some(pages);
+        }
+        match next {
+            // Forward only: a page that points back is refused with the chunk.
+            Some(n) if n > from => from = n,
+            _ => return Some(pages),
         }
     }
 }

@@ -38,12 +38,15 @@ pub enum SyncRequest {
     PooledTransactions,
     /// The state snapshot the peer offers (see [`snap`]).
     SnapshotManifest,
-    /// One chunk of the snapshot of block `number`: the accounts under nibble `path`.
+    /// A page of one chunk of the snapshot of block `number`: the accounts under nibble
+    /// `path`, from the `from`th on.
     SnapshotChunk {
         /// The snapshot's block.
         number: u64,
         /// One nibble per byte (at most two).
         path: Vec<u8>,
+        /// The first account of the page (0, or where the previous page said the next starts).
+        from: u64,
     },
 }
 
@@ -59,7 +62,7 @@ pub enum SyncResponse {
     PooledTransactions(Vec<Bytes>),
     /// Answer to [`SyncRequest::SnapshotManifest`]: `None` when the peer offers none.
     SnapshotManifest(Option<snap::SnapManifest>),
-    /// Answer to [`SyncRequest::SnapshotChunk`]: the chunk's RLP, `None` when the peer no
+    /// Answer to [`SyncRequest::SnapshotChunk`]: the page's RLP, `None` when the peer no
     /// longer serves that block.
     SnapshotChunk(Option<Bytes>),
 }

@@ -4,7 +4,7 @@
 //! [`SNAPSHOT_INTERVAL`] at or below its head, so that peers in step offer the same block and a
 //! follower can fetch chunks from all of them. Indexing H reads every account key once; the
 //! index (and the read snapshot it pins) is kept while followers use it, and dropped after
-//! [`SNAPSHOT_INDEX_IDLE`] without a request.
+//! [`SNAPSHOT_INDEX_IDLE`] without a request or [`SNAPSHOT_INDEX_MAX_AGE`] after it was built.
 
 use std::{sync::Arc, time::Instant};
 
@@ -13,7 +13,10 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::chain::Chain;
-use crate::constants::{SNAPSHOT_INDEX_IDLE, SNAPSHOT_INTERVAL};
+use crate::constants::{
+    SNAPSHOT_HEADERS, SNAPSHOT_INDEX_IDLE, SNAPSHOT_INDEX_MAX_AGE, SNAPSHOT_INTERVAL,
+    SNAPSHOT_PAGE_BYTES,
+};
 use l2node_storage::SnapIndex;
 
 /// What a node offers: the block, and the top of its account trie (which fixes every chunk's
@@ -33,7 +36,17 @@ pub struct SnapManifest {
 /// The index a node serves, shared by the requests for its chunks.
 #[derive(Default)]
 pub struct SnapServer {
-    index: Mutex<Option<(Arc<SnapIndex>, Instant)>>,
+    /// The index, when it was built, when it was last used.
+    index: Mutex<Option<Served>>,
+    /// Held while an index is built (seconds on a large state), so that two requests do not
+    /// build one each; the index itself is only locked to read or swap it.
+    building: Mutex<()>,
+}
+
+struct Served {
+    index: Arc<SnapIndex>,
+    built: Instant,
+    used: Instant,
 }
 
 impl std::fmt::Debug for SnapServer {
@@ -44,39 +57,42 @@ impl std::fmt::Debug for SnapServer {
 
 impl SnapServer {
     /// The snapshot this node offers now, indexing it if needed (blocking: seconds on a large
-    /// state); `None` when it has none to offer (a chain younger than one interval, or a
-    /// block whose trie it cannot read any more).
+    /// state); `None` when it has none to offer: a chain younger than one interval, a block
+    /// whose trie it cannot read any more, or one whose 256 earlier headers it does not hold
+    /// (it joined from a snapshot itself not long ago).
     pub fn manifest(&self, chain: &Chain) -> Option<SnapManifest> {
-        let mut current = self.index.lock();
-        let head = chain.head().header.number;
-        // The index in use stays offered while followers fetch it and its trie is readable.
-        let keep = current.as_ref().is_some_and(|(index, used)| {
-            used.elapsed() < SNAPSHOT_INDEX_IDLE
-                && chain
-                    .storage()
-                    .first_proof_block()
-                    .is_ok_and(|first| index.number >= first)
-        });
-        if !keep {
-            *current = None;
-            let number = head - head % SNAPSHOT_INTERVAL;
-            if number == 0 {
-                return None;
-            }
-            match chain.storage().snapshot_index(number) {
-                Ok(Ok(index)) => *current = Some((Arc::new(index), Instant::now())),
-                Ok(Err(first)) => {
-                    tracing::debug!(target: "l2node::p2p", number, first, "no snapshot to offer: the block's trie is not readable");
+        let _building = self.building.lock();
+        let index = match self.current() {
+            Some(index) => index,
+            None => {
+                let head = chain.head().header.number;
+                let number = head - head % SNAPSHOT_INTERVAL;
+                // The blocks a joining follower takes the headers of (they are served whole).
+                let oldest_needed = number.saturating_sub(SNAPSHOT_HEADERS - 1).max(1);
+                let first = chain.storage().first_block().ok()?;
+                if number == 0 || oldest_needed < first {
                     return None;
                 }
-                Err(e) => {
-                    tracing::warn!(target: "l2node::p2p", number, error = %e, "cannot index a snapshot");
-                    return None;
-                }
+                let index = match chain.storage().snapshot_index(number) {
+                    Ok(Ok(index)) => Arc::new(index),
+                    Ok(Err(first)) => {
+                        tracing::debug!(target: "l2node::p2p", number, first, "no snapshot to offer: the block's trie is not readable");
+                        return None;
+                    }
+                    Err(e) => {
+                        tracing::warn!(target: "l2node::p2p", number, error = %e, "cannot index a snapshot");
+                        return None;
+                    }
+                };
+                let now = Instant::now();
+                *self.index.lock() = Some(Served {
+                    index: index.clone(),
+                    built: now,
+                    used: now,
+                });
+                index
             }
-        }
-        let (index, used) = current.as_mut().expect("set above");
-        *used = Instant::now();
+        };
         Some(SnapManifest {
             number: index.number,
             hash: index.hash,
@@ -89,28 +105,37 @@ impl SnapServer {
         })
     }
 
-    /// The chunk at nibble `path` of the snapshot of block `number`, if that is the one this
-    /// node serves (blocking).
-    pub fn chunk(&self, number: u64, path: &[u8]) -> Option<Bytes> {
-        let index = {
-            let mut current = self.index.lock();
-            let (index, used) = current.as_mut().filter(|(i, _)| i.number == number)?;
-            *used = Instant::now();
-            index.clone()
-        };
-        index
-            .chunk(path)
-            .inspect_err(|e| tracing::warn!(target: "l2node::p2p", number, error = %e, "cannot read a snapshot chunk"))
-            .ok()
+    /// The index in use, if it is still offered: used lately and not too old (it pins a read
+    /// snapshot); marked used.
+    fn current(&self) -> Option<Arc<SnapIndex>> {
+        let mut current = self.index.lock();
+        self.expire_locked(&mut current);
+        let served = current.as_mut()?;
+        served.used = Instant::now();
+        Some(served.index.clone())
     }
 
-    /// Drops an index no request used for [`SNAPSHOT_INDEX_IDLE`] (it pins a read snapshot).
+    /// A page of the chunk at nibble `path` of the snapshot of block `number`, from its
+    /// `from`th account, if that is the snapshot this node serves (blocking).
+    pub fn chunk(&self, number: u64, path: &[u8], from: u64) -> Option<Bytes> {
+        let index = self.current().filter(|i| i.number == number)?;
+        index
+            .chunk(path, from, SNAPSHOT_PAGE_BYTES)
+            .inspect_err(|e| tracing::warn!(target: "l2node::p2p", number, error = %e, "cannot read a snapshot chunk"))
+            .ok()
+            .flatten()
+    }
+
+    /// Drops an index no request used for [`SNAPSHOT_INDEX_IDLE`], or built more than
+    /// [`SNAPSHOT_INDEX_MAX_AGE`] ago.
     pub fn expire(&self) {
-        let mut current = self.index.lock();
-        if current
-            .as_ref()
-            .is_some_and(|(_, used)| used.elapsed() >= SNAPSHOT_INDEX_IDLE)
-        {
+        self.expire_locked(&mut self.index.lock());
+    }
+
+    fn expire_locked(&self, current: &mut Option<Served>) {
+        if current.as_ref().is_some_and(|s| {
+            s.used.elapsed() >= SNAPSHOT_INDEX_IDLE || s.built.elapsed() >= SNAPSHOT_INDEX_MAX_AGE
+        }) {
             *current = None;
         }
     }

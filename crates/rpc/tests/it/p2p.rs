@@ -566,3 +566,28 @@ async fn a_follower_joins_from_a_snapshot_and_refuses_a_damaged_peers_chunks() {
         );
     }
 }
+
+/// A node stopped while a snapshot's state was being written (the state is incomplete) starts
+/// again only to finish it: as a follower with `--syncmode snap`, else it refuses, naming both
+/// ways out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_stopped_while_writing_a_snapshot_starts_only_to_finish_it() {
+    let dir = tempfile::tempdir().unwrap();
+    l2node_storage::Storage::open(&dir.path().join("chain.redb"))
+        .unwrap()
+        .snap_begin(128)
+        .unwrap();
+    let Err(e) = l2node_launch::spawn(follower_config(dir.path(), vec![])).await else {
+        panic!("a node with an incomplete state started");
+    };
+    let message = e.to_string();
+    assert!(
+        message.contains("block 128") && message.contains("--syncmode snap"),
+        "{message}"
+    );
+    let mut cfg = follower_config(dir.path(), vec![]);
+    cfg.p2p.as_mut().unwrap().snap_sync = true;
+    let node = TestNode::start_in(dir, cfg).await;
+    let syncing: serde_json::Value = node.request("eth_syncing", rpc_params![]).await;
+    assert_eq!(syncing, false, "no peer yet: nothing to sync from");
+}
