@@ -86,9 +86,14 @@ pub(super) async fn join(
     let mut no_offer = 0;
     // Peers that sent a chunk that does not match its state root: not asked again.
     let mut bad = HashSet::new();
+    // Once the state was cleared for a snapshot (now, or before a restart), only a snapshot
+    // can complete it.
+    let mut begun = blocking(&chain, |c| Ok(c.storage().snapshot_pending()?.is_some()))
+        .await
+        .unwrap_or(true);
     loop {
         let mut pause = Duration::from_secs(1);
-        match attempt(&requests, &chain, &status, &mut bad, started).await {
+        match attempt(&requests, &chain, &status, &mut bad, &mut begun, started).await {
             Ok(report) => {
                 tracing::info!(target: "l2node::p2p", number = report.number, accounts = report.accounts, chunks = report.chunks, refused = report.refused, elapsed = ?report.elapsed, "joined the chain from a state snapshot; syncing the blocks after it");
                 status.set_snapshot_join(report);
@@ -97,9 +102,7 @@ pub(super) async fn join(
             Err(Failed::NoOffer) => {
                 no_offer += 1;
                 // A chain younger than two intervals has little to skip; ten seconds of peers
-                // without an offer: peers that serve none. Not once the state was cleared for
-                // a snapshot: only a snapshot can complete it.
-                let begun = chain.storage().snapshot_pending().ok().flatten().is_some();
+                // without an offer: peers that serve none.
                 if !begun && (no_offer >= 10 || status.best_peer_head() < 2 * SNAPSHOT_INTERVAL) {
                     tracing::info!(target: "l2node::p2p", "no peer offers a state snapshot; syncing blocks from genesis instead");
                     break;
@@ -122,6 +125,7 @@ async fn attempt(
     chain: &Arc<Chain>,
     status: &NetStatus,
     bad: &mut HashSet<PeerId>,
+    begun: &mut bool,
     started: Instant,
 ) -> Result<SnapshotJoin, Failed> {
     let peers: Vec<PeerId> = status
@@ -173,6 +177,7 @@ async fn attempt(
         .map_err(|e| Failed::Other(format!("the offered top of block {number}'s trie: {e}")))?;
     tracing::info!(target: "l2node::p2p", number, peers = group.len(), chunks = plan.len(), "joining from the state snapshot of block {number}");
     blocking(chain, move |c| c.snapshot_begin(number)).await?;
+    *begun = true;
     let (accounts, refused) = chunks(requests, chain, number, plan.clone(), group, bad).await?;
     let tiers = manifest.tiers.map(|(b, t)| (b, t.to_vec()));
     blocking(chain, move |c| c.snapshot_finish(&headers, &top, tiers)).await?;
