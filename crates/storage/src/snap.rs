@@ -296,11 +296,6 @@ pub fn next_page(page: &[u8]) -> Option<u64> {
         .filter(|n| *n != 0)
 }
 
-/// `META` key: the block a database joined from a snapshot at (see [`Storage::snap_finish`]).
-pub const SNAPSHOT_BASE: &str = "snapshot_base";
-/// `META` key: a snapshot is being written at this block (cleared again on the next start).
-const SNAPSHOT_PENDING: &str = "snapshot_pending";
-
 /// Tables that hold state, history or the ledger: cleared before a snapshot is written.
 fn clear_state(tx: &redb::WriteTransaction) -> Result<(), StorageError> {
     fn clear<K: redb::Key + 'static, V: redb::Value + 'static>(

@@ -74,7 +74,7 @@ impl Snapshot {
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
         let proofs_from = meta.get(PROOFS_FROM)?.map_or(0, |v| v.value());
-        let snap_base = meta.get(crate::snap::SNAPSHOT_BASE)?.map(|v| v.value());
+        let snap_base = meta.get(crate::tables::SNAPSHOT_BASE)?.map(|v| v.value());
         drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),

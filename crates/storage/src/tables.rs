@@ -16,6 +16,12 @@ pub const LEGACY_TRIE_HISTORY_FROM: &str = "trie_history_from";
 /// `META` key: the first block whose state can be read. 0 on an archive node; a node with
 /// `--history-window` moves it forward as it prunes state history.
 pub const STATE_HISTORY_FROM: &str = "state_history_from";
+/// `META` key: the block a database joined the chain at from a state snapshot (see
+/// `snap.rs`): it holds no blocks, receipts or state before it.
+pub const SNAPSHOT_BASE: &str = "snapshot_base";
+/// `META` key: a snapshot of this block is being written; the state is incomplete until it is
+/// finished.
+pub const SNAPSHOT_PENDING: &str = "snapshot_pending";
 /// history table name -> the key the pruning sweep continues from (see `prune.rs`).
 pub const PRUNE_CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("prune_cursors");
 /// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
