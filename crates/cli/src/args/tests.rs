@@ -133,6 +133,25 @@ fn values_in_the_former_loaders_shapes_still_load() {
     assert_eq!(r.node.p2p.p2p_host, Some("127.0.0.1".parse().unwrap()));
 }
 
+/// `--syncmode` by flag and by file (case-insensitive, as clap takes it); a follower's
+/// configuration carries it, and anything else is refused naming both modes.
+#[test]
+fn syncmode_snap_reaches_the_followers_peer_configuration() {
+    let r = run(load("syncmode = \"SNAP\"\n", &["run", "--dev"]).unwrap().0);
+    assert_eq!(r.node.p2p.syncmode, super::p2p::SyncMode::Snap);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = r
+        .node
+        .p2p
+        .config("127.0.0.1".parse().unwrap(), dir.path(), false)
+        .unwrap();
+    assert!(cfg.snap_sync);
+    let r = run(load("", &["run", "--dev", "--syncmode", "full"]).unwrap().0);
+    assert_eq!(r.node.p2p.syncmode, super::p2p::SyncMode::Full);
+    let e = file_error("syncmode = \"fast\"\n");
+    assert!(e.contains("full or snap"), "{e}");
+}
+
 // --- errors -----------------------------------------------------------------------------------
 
 #[test]
