@@ -417,16 +417,16 @@ pub const SNAPSHOT_INTERVAL: u64 = 64;
 /// How long a served snapshot's index is kept without a request: it pins a read snapshot of the
 /// database (whose newer pages cannot be reused meanwhile), so not for long.
 pub const SNAPSHOT_INDEX_IDLE: std::time::Duration = std::time::Duration::from_secs(30);
-/// Longest a served snapshot's index is kept, used or not: a pinned read snapshot keeps the
-/// database from reusing pages, so a follower that takes longer starts over on a newer block.
-pub const SNAPSHOT_INDEX_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 /// About the most bytes of one page of a snapshot chunk (a chunk is sent in pages: one
 /// subtrie of a large state, or one contract with much storage, can exceed the 10 MiB response
-/// limit of the sync protocol; a page always holds at least one account).
+/// limit of the sync protocol; a large account continues on the next page).
 pub const SNAPSHOT_PAGE_BYTES: usize = 2 << 20;
 /// Headers before a snapshot's block that a joining follower fetches with it: the BLOCKHASH
 /// opcode reads the 256 most recent.
 pub const SNAPSHOT_HEADERS: u64 = 256;
+/// Most bytes of one snapshot chunk a joining follower takes from a peer (a peer that sends
+/// more is refused): 1/256 of a state far larger than any this node is built for.
+pub const SNAPSHOT_MAX_CHUNK_BYTES: usize = 1 << 30;
 /// Chunk requests a joining follower keeps in flight.
 pub const SNAPSHOT_CHUNKS_IN_FLIGHT: usize = 8;
 /// How long a sync request may take before the peer is considered gone for that range.

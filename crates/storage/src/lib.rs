@@ -40,7 +40,7 @@ pub const DEFAULT_PROOF_WINDOW: u64 = 128;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
-pub use snap::{next_page, SnapIndex};
+pub use snap::{next_page, PageCursor, SnapIndex};
 pub use stats::{human_size, DbStats, Kind, TableUsage};
 pub use write::BlockToStore;
 

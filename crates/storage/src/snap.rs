@@ -64,13 +64,21 @@ struct WireLedger {
 }
 
 /// A page of a chunk on the wire: its accounts, the codes they use, their ledger records, and
-/// where the next page starts (0: this is the last).
+/// where the next page starts (none: this is the last).
 #[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
 struct WireChunk {
     accounts: Vec<WireAccount>,
     codes: Vec<Bytes>,
     ledger: Vec<WireLedger>,
-    next: u64,
+    /// At most one.
+    next: Vec<WireCursor>,
+}
+
+/// A page's start: the hashed address of its first account, and that account's first slot.
+#[derive(Debug, Clone, PartialEq, Eq, RlpEncodable, RlpDecodable)]
+struct WireCursor {
+    account: B256,
+    slot: U256,
 }
 
 /// The serving side of one snapshot: the accounts that may exist at block `number`, in
@@ -178,13 +186,16 @@ impl SnapIndex {
     }
 
     /// A page of the chunk at nibble `path` (one of the snapshot's chunks, else `None`): the
-    /// accounts whose hashed address starts with it, from the `from`th on, as they were at the
-    /// block, RLP-encoded, about `max_bytes` at most (at least one account); the page says where
-    /// the next one starts.
+    /// accounts whose hashed address starts with it, from `from` on (a hashed address and the
+    /// first slot of that account; `None`: from the start), as they were at the block,
+    /// RLP-encoded, about `max_bytes` at most (at least one slot or account). The page says
+    /// where the next one starts: a large account continues on the next page, its codes and
+    /// ledger records on its first. The cursor is a key, not a position, so a page means the
+    /// same whatever the index learnt since.
     pub fn chunk(
         &self,
         path: &[u8],
-        from: u64,
+        from: Option<PageCursor>,
         max_bytes: usize,
     ) -> Result<Option<Bytes>, StorageError> {
         if !self.paths.contains(path) {
@@ -200,100 +211,155 @@ impl SnapIndex {
         };
         let first = self.accounts.partition_point(|(h, _)| (h[0] as usize) < lo);
         let end = self.accounts.partition_point(|(h, _)| (h[0] as usize) < hi);
-        let start = first.saturating_add(from as usize).min(end);
+        let (from_account, from_slot) = from.unwrap_or((B256::ZERO, U256::ZERO));
+        let start = self
+            .accounts
+            .partition_point(|(h, _)| *h < from_account)
+            .clamp(first, end);
         let state = StateAt::new(self.snap.clone(), self.shared.clone(), Some(self.number));
         let storage = self.snap.table(&self.snap.storage)?;
-        let usage = self.snap.table(&self.snap.karma_usage)?;
-        let deny = self.snap.table(&self.snap.karma_deny)?;
         let mut chunk = WireChunk {
             accounts: Vec::new(),
             codes: Vec::new(),
             ledger: Vec::new(),
-            next: 0,
+            next: Vec::new(),
         };
         let mut codes = BTreeSet::new();
         let mut size = 0;
-        for (i, (_, address)) in self.accounts.iter().enumerate().take(end).skip(start) {
+        'accounts: for (hashed, address) in &self.accounts[start..end] {
             if size >= max_bytes {
-                chunk.next = (i - first) as u64;
+                chunk.next = vec![WireCursor {
+                    account: *hashed,
+                    slot: U256::ZERO,
+                }];
                 break;
             }
             let Some(info) = state.account_state(*address)? else {
                 continue;
             };
-            let mut slots: BTreeSet<U256> = self.touched.get(address).cloned().unwrap_or_default();
-            let from = codec::slot_key(address, &U256::ZERO);
+            // The account's first page starts at slot 0; a continued one where it stopped.
+            let first_slot = if *hashed == from_account {
+                from_slot
+            } else {
+                U256::ZERO
+            };
+            let mut slots: BTreeSet<U256> = self
+                .touched
+                .get(address)
+                .map(|t| t.range(first_slot..).copied().collect())
+                .unwrap_or_default();
+            let from = codec::slot_key(address, &first_slot);
             let to = codec::slot_key(address, &U256::MAX);
             for entry in storage.range(from.as_slice()..=to.as_slice())? {
                 slots.insert(U256::from_be_slice(&entry?.0.value()[20..]));
             }
-            let mut wire_slots = Vec::with_capacity(slots.len());
+            if first_slot.is_zero() {
+                size += self.account_extras(address, &info, &mut codes, &mut chunk)?;
+            }
+            // An account is about 100 bytes, a slot 70.
+            size += 100;
+            let mut wire_slots = Vec::new();
             for slot in slots {
+                if size >= max_bytes && (!wire_slots.is_empty() || !chunk.accounts.is_empty()) {
+                    chunk.next = vec![WireCursor {
+                        account: *hashed,
+                        slot,
+                    }];
+                    chunk
+                        .accounts
+                        .push(wire_account(address, &info, wire_slots));
+                    break 'accounts;
+                }
                 let value = crate::StateReader::storage(&state, *address, slot)?;
                 if !value.is_zero() {
                     wire_slots.push(WireSlot { slot, value });
+                    size += 70;
                 }
             }
-            if info.code_hash != KECCAK_EMPTY && codes.insert(info.code_hash) {
-                let code = self
-                    .snap
-                    .table(&self.snap.code)?
-                    .get(&info.code_hash.0)?
-                    .ok_or_else(|| {
-                        codec::corrupt("code", format!("code {} is missing", info.code_hash))
-                    })?;
-                size += code.value().len();
-                chunk.codes.push(Bytes::copy_from_slice(code.value()));
-            }
-            // The ledger as of the block: per epoch the last usage entry, the last deny entry.
-            let mut last_usage: BTreeMap<u64, (Vec<u8>, (u64, u64))> = BTreeMap::new();
-            let from = codec::with_block(address.as_slice(), 0);
-            let to = codec::with_block(&[address.as_slice(), &[0xff; 8]].concat(), u64::MAX);
-            for entry in usage.range(from.as_slice()..=to.as_slice())? {
-                let (k, v) = entry?;
-                let key = k.value();
-                if key.len() == 36 && codec::block_suffix(key) <= self.number {
-                    let epoch = u64::from_be_bytes(key[20..28].try_into().expect("8 bytes"));
-                    last_usage.insert(epoch, (key.to_vec(), v.value()));
-                }
-            }
-            for (key, (used, bonus)) in last_usage.into_values() {
-                chunk.ledger.push(WireLedger {
-                    table: 0,
-                    key: key.into(),
-                    value: [used.to_be_bytes(), bonus.to_be_bytes()].concat().into(),
-                });
-            }
-            let to = codec::with_block(address.as_slice(), self.number);
-            if let Some(entry) = deny.range(from.as_slice()..=to.as_slice())?.next_back() {
-                let (k, v) = entry?;
-                chunk.ledger.push(WireLedger {
-                    table: 1,
-                    key: Bytes::copy_from_slice(k.value()),
-                    value: Bytes::copy_from_slice(v.value()),
-                });
-            }
-            // An account is about 100 bytes, a slot 70, a ledger record 60.
-            size += 100 + 70 * wire_slots.len() + 60 * chunk.ledger.len();
-            chunk.accounts.push(WireAccount {
-                address: *address,
-                nonce: info.nonce,
-                balance: info.balance,
-                code_hash: info.code_hash,
-                storage: wire_slots,
-            });
+            chunk
+                .accounts
+                .push(wire_account(address, &info, wire_slots));
         }
         Ok(Some(alloy_rlp::encode(&chunk).into()))
     }
+
+    /// Adds an account's code (once per page) and Karma ledger records as of the block (per
+    /// epoch the last usage entry; the last deny entry) to `chunk`; returns about their bytes.
+    fn account_extras(
+        &self,
+        address: &Address,
+        info: &AccountState,
+        codes: &mut BTreeSet<B256>,
+        chunk: &mut WireChunk,
+    ) -> Result<usize, StorageError> {
+        let mut size = 0;
+        if info.code_hash != KECCAK_EMPTY && codes.insert(info.code_hash) {
+            let code = self
+                .snap
+                .table(&self.snap.code)?
+                .get(&info.code_hash.0)?
+                .ok_or_else(|| {
+                    codec::corrupt("code", format!("code {} is missing", info.code_hash))
+                })?;
+            size += code.value().len();
+            chunk.codes.push(Bytes::copy_from_slice(code.value()));
+        }
+        let records = chunk.ledger.len();
+        let mut last_usage: BTreeMap<u64, (Vec<u8>, (u64, u64))> = BTreeMap::new();
+        let from = codec::with_block(address.as_slice(), 0);
+        let to = codec::with_block(&[address.as_slice(), &[0xff; 8]].concat(), u64::MAX);
+        let usage = self.snap.table(&self.snap.karma_usage)?;
+        for entry in usage.range(from.as_slice()..=to.as_slice())? {
+            let (k, v) = entry?;
+            let key = k.value();
+            if key.len() == 36 && codec::block_suffix(key) <= self.number {
+                let epoch = u64::from_be_bytes(key[20..28].try_into().expect("8 bytes"));
+                last_usage.insert(epoch, (key.to_vec(), v.value()));
+            }
+        }
+        for (key, (used, bonus)) in last_usage.into_values() {
+            chunk.ledger.push(WireLedger {
+                table: 0,
+                key: key.into(),
+                value: [used.to_be_bytes(), bonus.to_be_bytes()].concat().into(),
+            });
+        }
+        let to = codec::with_block(address.as_slice(), self.number);
+        let deny = self.snap.table(&self.snap.karma_deny)?;
+        if let Some(entry) = deny.range(from.as_slice()..=to.as_slice())?.next_back() {
+            let (k, v) = entry?;
+            chunk.ledger.push(WireLedger {
+                table: 1,
+                key: Bytes::copy_from_slice(k.value()),
+                value: Bytes::copy_from_slice(v.value()),
+            });
+        }
+        // A ledger record is about 60 bytes.
+        Ok(size + 60 * (chunk.ledger.len() - records))
+    }
 }
 
-/// The next page's start in a chunk page from [`SnapIndex::chunk`] (`None`: the last page, or
-/// bytes that are not a page; [`Storage::snap_write_chunk`] says which).
-pub fn next_page(page: &[u8]) -> Option<u64> {
+fn wire_account(address: &Address, info: &AccountState, storage: Vec<WireSlot>) -> WireAccount {
+    WireAccount {
+        address: *address,
+        nonce: info.nonce,
+        balance: info.balance,
+        code_hash: info.code_hash,
+        storage,
+    }
+}
+
+/// Where a page of a chunk starts: a hashed address, and the first slot of that account.
+pub type PageCursor = (B256, U256);
+
+/// Where the page after `page` (from [`SnapIndex::chunk`]) starts (`None`: it is the last, or
+/// the bytes are not a page; [`Storage::snap_write_chunk`] says which).
+pub fn next_page(page: &[u8]) -> Option<PageCursor> {
     alloy_rlp::decode_exact::<WireChunk>(page)
-        .ok()
-        .map(|c| c.next)
-        .filter(|n| *n != 0)
+        .ok()?
+        .next
+        .first()
+        .map(|c| (c.account, c.slot))
 }
 
 /// Tables that hold state, history or the ledger: cleared before a snapshot is written.
@@ -349,12 +415,13 @@ impl Storage {
         Ok(())
     }
 
-    /// Stores one chunk (its pages from [`SnapIndex::chunk`], in order) if it is the one `plan`
-    /// names: its accounts rebuild the subtrie the state root references, each slot once and
+    /// Stores one chunk of the snapshot of block `number` (its pages from [`SnapIndex::chunk`],
+    /// in order) if it is the one `plan` names: its accounts rebuild the subtrie the state root references, each slot once and
     /// non-zero, and every code hashes to its account's code hash. `Ok(Err(why))` when it is
     /// not (nothing is written); `Ok(Ok(accounts))`.
     pub fn snap_write_chunk(
         &self,
+        number: u64,
         plan: &ChunkPlan,
         pages: &[Bytes],
     ) -> Result<Result<usize, String>, StorageError> {
@@ -362,17 +429,31 @@ impl Storage {
             accounts: Vec::new(),
             codes: Vec::new(),
             ledger: Vec::new(),
-            next: 0,
+            next: Vec::new(),
         };
         for page in pages {
-            match alloy_rlp::decode_exact::<WireChunk>(page) {
-                Ok(p) => {
-                    chunk.accounts.extend(p.accounts);
-                    chunk.codes.extend(p.codes);
-                    chunk.ledger.extend(p.ledger);
-                }
+            let p = match alloy_rlp::decode_exact::<WireChunk>(page) {
+                Ok(p) => p,
                 Err(e) => return Ok(Err(format!("a page of the chunk does not decode: {e}"))),
+            };
+            let mut accounts = p.accounts.into_iter();
+            // An account continued from the previous page: more of its slots.
+            if let (Some(last), Some(next)) =
+                (chunk.accounts.last_mut(), accounts.as_slice().first())
+            {
+                if last.address == next.address {
+                    let next = accounts.next().expect("checked");
+                    if (last.nonce, last.balance, last.code_hash)
+                        != (next.nonce, next.balance, next.code_hash)
+                    {
+                        return Ok(Err(format!("{} differs between two pages", next.address)));
+                    }
+                    last.storage.extend(next.storage);
+                }
             }
+            chunk.accounts.extend(accounts);
+            chunk.codes.extend(p.codes);
+            chunk.ledger.extend(p.ledger);
         }
         // The flat storage table is written from the same slots as the trie: a zero or a
         // repeated slot would leave a value there that the trie does not have.
@@ -406,6 +487,17 @@ impl Storage {
         tx.set_durability(Durability::None)
             .map_err(|e| StorageError::from(redb::Error::from(e)))?;
         {
+            // A chunk of an attempt given up (its write was still running) is not this one's.
+            if tx
+                .open_table(META)?
+                .get(SNAPSHOT_PENDING)?
+                .map(|v| v.value())
+                != Some(number)
+            {
+                return Ok(Err(format!(
+                    "the snapshot being written is not block {number}'s"
+                )));
+            }
             let mut nodes = tx.open_table(TRIE_NODES)?;
             if !trie::snap::write_chunk(&mut nodes, plan, &accounts)? {
                 return Ok(Err(format!(
@@ -550,7 +642,7 @@ mod tests {
                 }],
                 codes: vec![],
                 ledger: vec![],
-                next: 0,
+                next: vec![],
             })
             .into()
         };
@@ -560,11 +652,18 @@ mod tests {
         };
         storage.snap_begin(1).unwrap();
         for bad in [vec![slot(9), slot(0)], vec![slot(0)]] {
-            let refused = storage.snap_write_chunk(&plan[0], &[page(bad)]).unwrap();
+            let refused = storage.snap_write_chunk(1, &plan[0], &[page(bad)]).unwrap();
             assert!(refused.unwrap_err().contains("repeated or zero slot"));
         }
+        assert!(storage
+            .snap_write_chunk(2, &plan[0], &[page(vec![])])
+            .unwrap()
+            .unwrap_err()
+            .contains("not block 2's"));
         assert_eq!(
-            storage.snap_write_chunk(&plan[0], &[page(vec![])]).unwrap(),
+            storage
+                .snap_write_chunk(1, &plan[0], &[page(vec![])])
+                .unwrap(),
             Ok(1)
         );
     }

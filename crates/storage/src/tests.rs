@@ -520,33 +520,33 @@ fn a_snapshot_of_a_recent_block_rebuilds_its_state_and_the_chain_goes_on_from_it
     assert!(copy.can_take_snapshot().unwrap());
     copy.snap_begin(at).unwrap();
     // A chunk with one account's balance changed, and a chunk for another subtrie: refused.
-    let page = |path: &[u8], from| index.chunk(path, from, 1 << 20).unwrap().unwrap();
-    let raw = page(&plan[0].path, 0);
+    let page = |path: &[u8]| index.chunk(path, None, 1 << 20).unwrap().unwrap();
+    let raw = page(&plan[0].path);
     let mut altered = raw.to_vec();
     let last = altered.len() - 1;
     altered[last / 2] ^= 1;
     assert!(copy
-        .snap_write_chunk(&plan[0], &[altered.into()])
+        .snap_write_chunk(at, &plan[0], &[altered.into()])
         .unwrap()
         .is_err());
     assert!(copy
-        .snap_write_chunk(&plan[0], &[page(&plan[1].path, 0)])
+        .snap_write_chunk(at, &plan[0], &[page(&plan[1].path)])
         .unwrap()
         .is_err());
     assert!(
-        index.chunk(&[], 0, 1 << 20).unwrap().is_none(),
+        index.chunk(&[], None, 1 << 20).unwrap().is_none(),
         "not a chunk"
     );
     let mut paged = 0;
     for (i, chunk) in plan.iter().enumerate() {
-        // Every third chunk in pages of about one account.
+        // Every third chunk in pages of one slot or account (an account's slots over several).
         let max = if i % 3 == 0 { 1 } else { 1 << 20 };
-        let mut pages = vec![index.chunk(&chunk.path, 0, max).unwrap().unwrap()];
+        let mut pages = vec![index.chunk(&chunk.path, None, max).unwrap().unwrap()];
         while let Some(next) = next_page(pages.last().unwrap()) {
-            pages.push(index.chunk(&chunk.path, next, max).unwrap().unwrap());
+            pages.push(index.chunk(&chunk.path, Some(next), max).unwrap().unwrap());
         }
         paged += pages.len() - 1;
-        copy.snap_write_chunk(chunk, &pages).unwrap().unwrap();
+        copy.snap_write_chunk(at, chunk, &pages).unwrap().unwrap();
     }
     assert!(paged > 0, "some chunks came in several pages");
     let headers: Vec<Header> = (at - 5..=at).map(header).collect();

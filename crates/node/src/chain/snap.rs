@@ -45,19 +45,21 @@ impl Chain {
         Ok(())
     }
 
-    /// Stores one chunk (its pages in order) if its accounts rebuild the subtrie `plan` names;
-    /// `Ok(Err(why))` otherwise. Returns the chunk's accounts.
+    /// Stores one chunk of the snapshot of block `number` (its pages in order) if its accounts
+    /// rebuild the subtrie `plan` names; `Ok(Err(why))` otherwise. Returns the chunk's
+    /// accounts.
     pub fn snapshot_write_chunk(
         &self,
+        number: u64,
         plan: &ChunkPlan,
         pages: &[alloy_primitives::Bytes],
     ) -> Result<Result<usize, String>, ChainError> {
-        Ok(self.storage.snap_write_chunk(plan, pages)?)
+        Ok(self.storage.snap_write_chunk(number, plan, pages)?)
     }
 
-    /// Completes the snapshot: the state root of `headers`' last one (the snapshot's block,
-    /// checked with [`Chain::check_snapshot_header`]) is checked over the whole state, and
-    /// that block becomes the head; imports continue from it.
+    /// Completes the snapshot once every chunk is in: the top of the trie is written and the
+    /// last of `headers` (the snapshot's block, checked with [`Chain::check_snapshot_header`])
+    /// becomes the head; imports continue from it.
     pub fn snapshot_finish(
         &self,
         headers: &[Header],

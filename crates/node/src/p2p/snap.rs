@@ -7,7 +7,7 @@
 //! block is the head and block sync goes on from it. Range sync waits meanwhile.
 
 use std::{
-    collections::{BTreeMap, HashSet, VecDeque},
+    collections::{BTreeMap, HashMap, VecDeque},
     sync::{
         atomic::{AtomicBool, Ordering},
         Arc,
@@ -24,10 +24,27 @@ use tokio::sync::{mpsc, oneshot};
 use super::{Command, NetStatus};
 use crate::chain::Chain;
 use crate::constants::{
-    SNAPSHOT_CHUNKS_IN_FLIGHT, SNAPSHOT_HEADERS, SNAPSHOT_INTERVAL, SYNC_MAX_BLOCKS_PER_RESPONSE,
+    P2P_BAN_DURATION, SNAPSHOT_CHUNKS_IN_FLIGHT, SNAPSHOT_HEADERS, SNAPSHOT_INTERVAL,
+    SNAPSHOT_MAX_CHUNK_BYTES,
 };
 use crate::sync::{snap::SnapManifest, SyncRequest, SyncResponse};
 use l2node_trie::snap::{plan_chunks, ChunkPlan, TopNode};
+
+/// Peers whose chunk did not match its state root, until when they are not asked.
+#[derive(Default)]
+struct Bad(HashMap<PeerId, Instant>);
+
+impl Bad {
+    fn insert(&mut self, peer: PeerId) {
+        self.0.insert(peer, Instant::now() + P2P_BAN_DURATION);
+    }
+
+    fn contains(&self, peer: &PeerId) -> bool {
+        self.0
+            .get(peer)
+            .is_some_and(|until| *until > Instant::now())
+    }
+}
 
 /// Asks peers through the swarm task.
 #[derive(Clone)]
@@ -84,8 +101,9 @@ pub(super) async fn join(
 ) {
     let started = Instant::now();
     let mut no_offer = 0;
-    // Peers that sent a chunk that does not match its state root: not asked again.
-    let mut bad = HashSet::new();
+    // Peers that sent a chunk that does not match its state root: not asked again for
+    // P2P_BAN_DURATION.
+    let mut bad = Bad::default();
     // Once the state was cleared for a snapshot (now, or before a restart), only a snapshot
     // can complete it.
     let mut begun = blocking(&chain, |c| Ok(c.storage().snapshot_pending()?.is_some()))
@@ -124,19 +142,27 @@ async fn attempt(
     requests: &Requests,
     chain: &Arc<Chain>,
     status: &NetStatus,
-    bad: &mut HashSet<PeerId>,
+    bad: &mut Bad,
     begun: &mut bool,
     started: Instant,
 ) -> Result<SnapshotJoin, Failed> {
-    let peers: Vec<PeerId> = status
+    let known: Vec<PeerId> = status
         .peers()
         .iter()
         .filter(|p| p.head.is_some())
         .filter_map(|p| p.id.parse().ok())
-        .filter(|p| !bad.contains(p))
         .collect();
+    let peers: Vec<PeerId> = known.iter().filter(|p| !bad.contains(p)).copied().collect();
     if peers.is_empty() {
-        return Err(Failed::NoPeer);
+        return Err(if known.is_empty() {
+            Failed::NoPeer
+        } else {
+            Failed::Other(format!(
+                "each of the {} peers sent a chunk that did not match its state root in the last {} min; waiting for other peers",
+                known.len(),
+                P2P_BAN_DURATION.as_secs() / 60
+            ))
+        });
     }
     // The offers, grouped: the block most peers offer (then the highest).
     let offers = futures::future::join_all(
@@ -215,21 +241,23 @@ async fn headers(
     let first = number.saturating_sub(SNAPSHOT_HEADERS - 1).max(1);
     let mut headers: Vec<Header> = Vec::new();
     let mut next = first;
-    let mut asked = 0;
+    // Answers that brought no block: each peer gets a few, however large the blocks.
+    let (mut asked, mut failed) = (0, 0);
     while next <= number {
         let peer = group[asked % group.len()];
         asked += 1;
-        if asked > 4 * group.len() + (SNAPSHOT_HEADERS / SYNC_MAX_BLOCKS_PER_RESPONSE) as usize + 4
-        {
+        if failed > 2 * group.len() + 2 {
             return Err(Failed::Other(format!(
                 "peers did not send blocks {next}..={number}"
             )));
         }
+        let before = next;
         let request = SyncRequest::Blocks {
             from: next,
             count: number + 1 - next,
         };
         let Some(SyncResponse::Blocks(blocks)) = requests.ask(peer, request).await else {
+            failed += 1;
             continue;
         };
         for raw in blocks {
@@ -243,6 +271,9 @@ async fn headers(
             if next > number {
                 break;
             }
+        }
+        if next == before {
+            failed += 1;
         }
     }
     let last = headers.last().expect("at least the snapshot's block");
@@ -274,7 +305,7 @@ async fn chunks(
     number: u64,
     plan: Vec<ChunkPlan>,
     group: Vec<PeerId>,
-    bad: &mut HashSet<PeerId>,
+    bad: &mut Bad,
 ) -> Result<(usize, usize), Failed> {
     let plan = Arc::new(plan);
     // (chunk, turn): the turn picks the peer, and moves on each time the chunk is asked again.
@@ -306,7 +337,7 @@ async fn chunks(
                 }
                 let outcome = match fetch(&requests, peer, number, &plan[index].path).await {
                     Some(pages) => tokio::task::spawn_blocking(move || {
-                        chain.snapshot_write_chunk(&plan[index], &pages)
+                        chain.snapshot_write_chunk(number, &plan[index], &pages)
                     })
                     .await
                     .map_err(|e| e.to_string())
@@ -335,19 +366,18 @@ async fn chunks(
     }
 }
 
-/// Most pages of one chunk taken from a peer (8 GiB of pages): one that sends more is cut
-/// short, and the chunk refused.
-const MAX_PAGES: usize = 4096;
-
-/// Every page of one chunk from `peer`, or `None` when one is not sent.
+/// Every page of one chunk from `peer`, or `None` when one is not sent. A peer whose pages
+/// go past [`SNAPSHOT_MAX_CHUNK_BYTES`] or do not move forward is cut short (and the chunk
+/// refused).
 async fn fetch(
     requests: &Requests,
     peer: PeerId,
     number: u64,
     path: &[u8],
 ) -> Option<Vec<alloy_primitives::Bytes>> {
-    let mut pages = Vec::new();
-    let mut from = 0;
+    let mut pages: Vec<alloy_primitives::Bytes> = Vec::new();
+    let mut from = None;
+    let mut bytes = 0;
     loop {
         let request = SyncRequest::SnapshotChunk {
             number,
@@ -359,13 +389,10 @@ async fn fetch(
             return None;
         };
         let next = l2node_storage::next_page(&page);
+        bytes += page.len();
         pages.push(page);
-        if pages.len() >= MAX_PAGES {
-            return Some(pages);
-        }
         match next {
-            // Forward only: a page that points back is refused with the chunk.
-            Some(n) if n > from => from = n,
+            Some(n) if Some(n) > from && bytes < SNAPSHOT_MAX_CHUNK_BYTES => from = Some(n),
             _ => return Some(pages),
         }
     }

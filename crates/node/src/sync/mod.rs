@@ -39,14 +39,15 @@ pub enum SyncRequest {
     /// The state snapshot the peer offers (see [`snap`]).
     SnapshotManifest,
     /// A page of one chunk of the snapshot of block `number`: the accounts under nibble
-    /// `path`, from the `from`th on.
+    /// `path`, from `from` on.
     SnapshotChunk {
         /// The snapshot's block.
         number: u64,
         /// One nibble per byte (at most two).
         path: Vec<u8>,
-        /// The first account of the page (0, or where the previous page said the next starts).
-        from: u64,
+        /// Where the previous page said the next starts (a hashed address and a slot of that
+        /// account); `None` for the first page.
+        from: Option<l2node_storage::PageCursor>,
     },
 }
 

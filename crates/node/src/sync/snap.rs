@@ -3,8 +3,8 @@
 //! A node offers the state of a recent block H: the last multiple of
 //! [`SNAPSHOT_INTERVAL`] at or below its head, so that peers in step offer the same block and a
 //! follower can fetch chunks from all of them. Indexing H reads every account key once; the
-//! index (and the read snapshot it pins) is kept while followers use it, and dropped after
-//! [`SNAPSHOT_INDEX_IDLE`] without a request or [`SNAPSHOT_INDEX_MAX_AGE`] after it was built.
+//! index (and the read snapshot it pins) is kept while followers use it, even once its block
+//! left the proof window, and dropped after [`SNAPSHOT_INDEX_IDLE`] without a request.
 
 use std::{sync::Arc, time::Instant};
 
@@ -14,8 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::Chain;
 use crate::constants::{
-    SNAPSHOT_HEADERS, SNAPSHOT_INDEX_IDLE, SNAPSHOT_INDEX_MAX_AGE, SNAPSHOT_INTERVAL,
-    SNAPSHOT_PAGE_BYTES,
+    SNAPSHOT_HEADERS, SNAPSHOT_INDEX_IDLE, SNAPSHOT_INTERVAL, SNAPSHOT_PAGE_BYTES,
 };
 use l2node_storage::SnapIndex;
 
@@ -45,7 +44,6 @@ pub struct SnapServer {
 
 struct Served {
     index: Arc<SnapIndex>,
-    built: Instant,
     used: Instant,
 }
 
@@ -84,11 +82,9 @@ impl SnapServer {
                         return None;
                     }
                 };
-                let now = Instant::now();
                 *self.index.lock() = Some(Served {
                     index: index.clone(),
-                    built: now,
-                    used: now,
+                    used: Instant::now(),
                 });
                 index
             }
@@ -105,19 +101,24 @@ impl SnapServer {
         })
     }
 
-    /// The index in use, if it is still offered: used lately and not too old (it pins a read
-    /// snapshot); marked used.
+    /// The index in use, if it is still offered (used lately); marked used.
     fn current(&self) -> Option<Arc<SnapIndex>> {
         let mut current = self.index.lock();
-        self.expire_locked(&mut current);
-        let served = current.as_mut()?;
+        let served = current
+            .as_mut()
+            .filter(|s| s.used.elapsed() < SNAPSHOT_INDEX_IDLE)?;
         served.used = Instant::now();
         Some(served.index.clone())
     }
 
-    /// A page of the chunk at nibble `path` of the snapshot of block `number`, from its
-    /// `from`th account, if that is the snapshot this node serves (blocking).
-    pub fn chunk(&self, number: u64, path: &[u8], from: u64) -> Option<Bytes> {
+    /// A page of the chunk at nibble `path` of the snapshot of block `number`, from `from`, if
+    /// that is the snapshot this node serves (blocking).
+    pub fn chunk(
+        &self,
+        number: u64,
+        path: &[u8],
+        from: Option<l2node_storage::PageCursor>,
+    ) -> Option<Bytes> {
         let index = self.current().filter(|i| i.number == number)?;
         index
             .chunk(path, from, SNAPSHOT_PAGE_BYTES)
@@ -126,17 +127,16 @@ impl SnapServer {
             .flatten()
     }
 
-    /// Drops an index no request used for [`SNAPSHOT_INDEX_IDLE`], or built more than
-    /// [`SNAPSHOT_INDEX_MAX_AGE`] ago.
+    /// Drops an index no request used for [`SNAPSHOT_INDEX_IDLE`] (it pins a read snapshot),
+    /// freeing it on the blocking pool (called from the swarm task).
     pub fn expire(&self) {
-        self.expire_locked(&mut self.index.lock());
-    }
-
-    fn expire_locked(&self, current: &mut Option<Served>) {
-        if current.as_ref().is_some_and(|s| {
-            s.used.elapsed() >= SNAPSHOT_INDEX_IDLE || s.built.elapsed() >= SNAPSHOT_INDEX_MAX_AGE
-        }) {
-            *current = None;
+        let mut current = self.index.lock();
+        if current
+            .as_ref()
+            .is_some_and(|s| s.used.elapsed() >= SNAPSHOT_INDEX_IDLE)
+        {
+            let idle = current.take();
+            tokio::task::spawn_blocking(move || drop(idle));
         }
     }
 }
