@@ -175,16 +175,6 @@ impl Storage {
 }
 
 impl SnapIndex {
-    /// Accounts indexed (those existing at the block, and some created after it).
-    pub fn len(&self) -> usize {
-        self.accounts.len()
-    }
-
-    /// Whether no account is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.accounts.is_empty()
-    }
-
     /// A page of the chunk at nibble `path` (one of the snapshot's chunks, else `None`): the
     /// accounts whose hashed address starts with it, from `from` on (a hashed address and the
     /// first slot of that account; `None`: from the start), as they were at the block,
