@@ -10,18 +10,14 @@
 
 use std::{os::unix::fs::MetadataExt as _, time::Instant};
 
-use alloy_primitives::{Bytes, TxKind};
-use l2node_node::dev::dev_accounts;
 use l2node_storage::human_size;
 
 mod common;
-use common::{env_or, fresh, open_with_window, sign};
-use l2node_node::test_utils::produce_block as produce;
+use common::{env_or, fill_with_transfers, open_with_window};
 
 fn main() {
     let total = env_or("BENCH_FOOTPRINT_TXS", 100_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
-    let keys = dev_accounts();
     let dir = tempfile::tempdir().unwrap();
     let window = std::env::var("BENCH_HISTORY_WINDOW")
         .ok()
@@ -32,27 +28,9 @@ fn main() {
             .map(|m| m.blocks() * 512)
             .unwrap_or(0)
     };
-    let mut nonces = vec![0u64; keys.len()];
     let start = Instant::now();
-    let mut done = 0;
     let mut next_report = total / 10;
-    while done < total {
-        let txs = (done..total.min(done + per_block))
-            .map(|i| {
-                let k = i % keys.len();
-                nonces[k] += 1;
-                let n = nonces[k] - 1;
-                sign(
-                    &keys[k],
-                    n,
-                    TxKind::Call(fresh(&keys[k], n)),
-                    Bytes::new(),
-                    1,
-                    21_000,
-                )
-            })
-            .collect();
-        done += produce(&chain, txs);
+    fill_with_transfers(&chain, total, per_block, |done| {
         if done >= next_report {
             next_report += total / 10;
             let stats = chain.storage().stats().unwrap();
@@ -63,7 +41,8 @@ fn main() {
                 human_size(stats.total())
             );
         }
-    }
+    });
+    let done = total;
     let secs = start.elapsed().as_secs_f64();
     let head = chain.head().header.number;
     let stats = chain.storage().stats().unwrap();

@@ -13,14 +13,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_primitives::{Bytes, TxKind};
 use l2node_node::chain::Chain;
-use l2node_node::dev::dev_accounts;
 use l2node_node::p2p::{self, P2pConfig, P2pHandle, P2pRole};
 use l2node_node::pool::{Pool, PoolConfig};
 
 mod common;
-use common::{env_or, fresh, open, sign};
+use common::{env_or, fill_with_transfers, open};
 use l2node_node::test_utils::produce_block as produce;
 
 async fn serve(
@@ -79,30 +77,11 @@ async fn follow(
 fn main() {
     let accounts = env_or("BENCH_SNAPSHOT_ACCOUNTS", 1_000_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
-    let keys = dev_accounts();
     let dir = tempfile::tempdir().unwrap();
     let chain = Arc::new(open(dir.path()));
-    let mut nonces = vec![0u64; keys.len()];
     let start = Instant::now();
-    let mut done = 0;
-    while done < accounts {
-        let txs = (done..accounts.min(done + per_block))
-            .map(|i| {
-                let k = i % keys.len();
-                nonces[k] += 1;
-                let n = nonces[k] - 1;
-                sign(
-                    &keys[k],
-                    n,
-                    TxKind::Call(fresh(&keys[k], n)),
-                    Bytes::new(),
-                    1,
-                    21_000,
-                )
-            })
-            .collect();
-        done += produce(&chain, txs);
-    }
+    fill_with_transfers(&chain, accounts, per_block, |_| {});
+    let done = accounts;
     // Empty blocks up to a multiple of the snapshot interval: the follower then has no block
     // to execute after the snapshot, and the time is the snapshot's alone.
     while !chain

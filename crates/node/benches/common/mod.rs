@@ -60,3 +60,36 @@ pub(crate) fn sign(
 pub(crate) fn fresh(key: &PrivateKeySigner, n: u64) -> Address {
     Address::from_word(alloy_primitives::keccak256((key.address(), n).abi_encode()))
 }
+
+/// Fills `chain` with `total` ETH transfers from the dev accounts, each to a new address, in
+/// blocks of `per_block` built and committed the way the miner does; `after_block` sees the
+/// transfers done so far after each block.
+pub(crate) fn fill_with_transfers(
+    chain: &Chain,
+    total: usize,
+    per_block: usize,
+    mut after_block: impl FnMut(usize),
+) {
+    let keys = l2node_node::dev::dev_accounts();
+    let mut nonces = vec![0u64; keys.len()];
+    let mut done = 0;
+    while done < total {
+        let txs = (done..total.min(done + per_block))
+            .map(|i| {
+                let k = i % keys.len();
+                nonces[k] += 1;
+                let n = nonces[k] - 1;
+                sign(
+                    &keys[k],
+                    n,
+                    TxKind::Call(fresh(&keys[k], n)),
+                    Bytes::new(),
+                    1,
+                    21_000,
+                )
+            })
+            .collect();
+        done += test_utils::produce_block(chain, txs);
+        after_block(done);
+    }
+}
