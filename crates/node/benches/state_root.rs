@@ -19,9 +19,9 @@ use criterion::{BenchmarkId, Criterion};
 use l2node_storage::tables::TRIE_NODES;
 use l2node_trie::state::{AccountChange, AccountState};
 use l2node_trie::TrieError;
-use l2node_trie::{apply_changes, state_root, MemoryTrieStore, TrieStore};
+use l2node_trie::{apply_changes, apply_changes_parallel, state_root, MemoryTrieStore, TrieStore};
 use rand::{rngs::StdRng, Rng, SeedableRng};
-use redb::{Database, Durability};
+use redb::{Database, Durability, ReadableDatabase};
 
 /// Accounts written per transaction while building the base state.
 const BUILD_BATCH: u64 = 50_000;
@@ -195,23 +195,33 @@ fn apply_block_redb(c: &mut Criterion) {
             drop(table);
             tx.abort().unwrap();
         }
-        group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let changes = block(&mut rng, accounts, true);
-                    let tx = db.begin_write().unwrap();
-                    {
-                        let mut table = tx.open_table(TRIE_NODES).unwrap();
-                        let started = Instant::now();
-                        black_box(apply_changes(&mut table, &changes).unwrap());
-                        total += started.elapsed();
+        // The node's path: the subtries on every core, reading the parent trie through a read
+        // transaction; then the same block on one thread.
+        let read = db.begin_read().unwrap();
+        let base = read.open_table(TRIE_NODES).unwrap();
+        for (name, parallel) in [("parallel", true), ("serial", false)] {
+            group.bench_function(BenchmarkId::new(name, accounts), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let changes = block(&mut rng, accounts, true);
+                        let tx = db.begin_write().unwrap();
+                        {
+                            let mut table = tx.open_table(TRIE_NODES).unwrap();
+                            let started = Instant::now();
+                            black_box(if parallel {
+                                apply_changes_parallel(&mut table, &base, &changes).unwrap()
+                            } else {
+                                apply_changes(&mut table, &changes).unwrap()
+                            });
+                            total += started.elapsed();
+                        }
+                        tx.abort().unwrap();
                     }
-                    tx.abort().unwrap();
-                }
-                total
-            })
-        });
+                    total
+                })
+            });
+        }
     }
     group.finish();
 }

@@ -399,6 +399,10 @@ pub const DEFAULT_MAX_PEERS: u32 = 25;
 /// Most blocks in one sync response: an empty block is ~600 bytes, so 512 of them are ~300 KB,
 /// large enough that a round trip on loopback costs well under a millisecond per 100 blocks.
 pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
+/// Blocks of a synced range whose senders are recovered ahead of the one being executed. Two
+/// keep the executing thread fed when a block recovers faster than its neighbour executes;
+/// more would only hold more decoded blocks in memory.
+pub const SYNC_RECOVERY_AHEAD: usize = 2;
 /// Most bytes in one sync response (the last block may cross it; at least one block is always
 /// sent). Below the cbor codec's 10 MiB response limit.
 pub const SYNC_MAX_RESPONSE_BYTES: usize = 4 << 20;

@@ -75,7 +75,14 @@ impl Storage {
             Some(_) => Some(super::prune::lengths(&tx)?),
             None => None,
         };
-        let state_root = write_state(&tx, number, changes, self.proof_window)?;
+        let state_root = {
+            // The parent block's trie as last committed, for the trie update's threads to read
+            // (this write transaction is the only writer, so nothing commits meanwhile).
+            let parent =
+                redb::ReadableDatabase::begin_read(&*self.db).map_err(StorageError::from)?;
+            let parent_trie = parent.open_table(TRIE_NODES).map_err(StorageError::from)?;
+            write_state(&tx, &parent_trie, number, changes, self.proof_window)?
+        };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
@@ -99,6 +106,7 @@ impl Storage {
 
 fn write_state(
     tx: &WriteTransaction,
+    parent_trie: &redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
     number: u64,
     changes: &[AccountChange],
     proof_window: u64,
@@ -181,8 +189,9 @@ fn write_state(
             old?;
         }
     }
-    Ok(l2node_trie::apply_changes(
+    Ok(l2node_trie::apply_changes_parallel(
         &mut tx.open_table(TRIE_NODES)?,
+        parent_trie,
         changes,
     )?)
 }

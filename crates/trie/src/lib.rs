@@ -22,10 +22,12 @@ pub mod snap;
 pub mod state;
 
 mod node;
+mod parallel;
 mod proof;
 mod store;
 mod update;
 
+pub use parallel::apply_changes_parallel;
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
 pub use store::{MemoryTrieStore, OverlayTrie, TrieStore};
 
@@ -90,15 +92,34 @@ pub fn apply_changes<S: TrieStore>(
     store: &mut S,
     changes: &[AccountChange],
 ) -> Result<B256, TrieError> {
+    let ordered = by_hashed_address(changes);
+    let updates = account_updates(store, &ordered)?;
+    TrieUpdater::new(store, &account_prefix()).apply(&prepare(updates))
+}
+
+/// Changes paired with their hashed address, sorted by it. Stable: changes for one address keep
+/// their order.
+fn by_hashed_address(changes: &[AccountChange]) -> Vec<(B256, &AccountChange)> {
     let mut ordered: Vec<(B256, &AccountChange)> = changes
         .iter()
         .map(|change| (keccak256(change.address), change))
         .collect();
-    // Stable: changes for one address keep their order.
     ordered.sort_by_key(|(hashed, _)| *hashed);
-    let mut account_updates = Vec::with_capacity(ordered.len());
+    ordered
+}
+
+/// A hashed key and its new leaf value (`None` deletes it).
+type KeyUpdate = (B256, Option<Vec<u8>>);
+
+/// Applies each account's storage changes (wipes first) and returns the account-trie updates:
+/// the new leaf of each account, or `None` for a deleted one.
+fn account_updates<S: TrieStore + ?Sized>(
+    store: &mut S,
+    ordered: &[(B256, &AccountChange)],
+) -> Result<Vec<KeyUpdate>, TrieError> {
+    let mut updates = Vec::with_capacity(ordered.len());
     for (hashed, change) in ordered {
-        let prefix = storage_prefix(&hashed);
+        let prefix = storage_prefix(hashed);
         if change.info.is_none() || change.storage_wiped {
             store.delete_prefix(&prefix)?;
         }
@@ -114,9 +135,9 @@ pub fn apply_changes<S: TrieStore>(
                 Some(encode_account(info, storage_root))
             }
         };
-        account_updates.push((hashed, leaf));
+        updates.push((*hashed, leaf));
     }
-    TrieUpdater::new(store, &account_prefix()).apply(&prepare(account_updates))
+    Ok(updates)
 }
 
 /// Current state root (`EMPTY_ROOT_HASH` for an empty trie) without changes.
@@ -335,6 +356,79 @@ mod tests {
         );
         assert_eq!(state_root(&store).unwrap(), EMPTY_ROOT_HASH);
         assert!(store.is_empty());
+    }
+
+    #[test]
+    fn the_update_on_threads_leaves_the_serial_updates_root_and_nodes() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let pool: Vec<Address> = (0..3_000u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut store = MemoryTrieStore::new();
+        let mut model = Model::new();
+        for step in 0..60 {
+            let count = rng.gen_range(64..400);
+            let changes: Vec<_> = (0..count).map(|_| random_change(&mut rng, &pool)).collect();
+            for change in &changes {
+                apply_to_model(&mut model, change);
+            }
+            let mut serial = store.clone();
+            let expected = apply_changes(&mut serial, &changes).unwrap();
+            let base = store.clone();
+            let threads = [2, 3, 16][step % 3];
+            let root = parallel::apply_on_threads(&mut store, &base, &changes, threads).unwrap();
+            assert_eq!(root, expected, "step {step}");
+            assert_eq!(root, scratch(&model), "step {step}");
+            assert!(store == serial, "step {step}: stored nodes differ");
+        }
+        assert_no_stale_nodes(&store);
+
+        // A block that deletes all accounts but one collapses the root; then the last one goes.
+        let mut addresses: Vec<Address> = model.keys().copied().collect();
+        let last = addresses.pop().unwrap();
+        let delete = |address: Address| AccountChange {
+            address,
+            info: None,
+            new_code: None,
+            storage_wiped: false,
+            storage: vec![],
+        };
+        let deletes: Vec<_> = addresses.into_iter().map(delete).collect();
+        let mut serial = store.clone();
+        let expected = apply_changes(&mut serial, &deletes).unwrap();
+        let base = store.clone();
+        assert_eq!(
+            parallel::apply_on_threads(&mut store, &base, &deletes, 2).unwrap(),
+            expected
+        );
+        assert!(store == serial);
+        assert_no_stale_nodes(&store);
+        let base = store.clone();
+        assert_eq!(
+            parallel::apply_on_threads(&mut store, &base, &[delete(last)], 2).unwrap(),
+            EMPTY_ROOT_HASH
+        );
+        assert!(store.is_empty());
+    }
+
+    #[test]
+    fn the_update_on_threads_runs_serially_over_a_base_that_is_not_the_store() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let pool: Vec<Address> = (0..500u64)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect();
+        let mut store = MemoryTrieStore::new();
+        let first: Vec<_> = (0..200).map(|_| random_change(&mut rng, &pool)).collect();
+        apply_changes(&mut store, &first).unwrap();
+        let stale = MemoryTrieStore::new();
+        let changes: Vec<_> = (0..200).map(|_| random_change(&mut rng, &pool)).collect();
+        let mut serial = store.clone();
+        let expected = apply_changes(&mut serial, &changes).unwrap();
+        assert_eq!(
+            parallel::apply_on_threads(&mut store, &stale, &changes, 2).unwrap(),
+            expected
+        );
+        assert!(store == serial);
     }
 
     #[test]

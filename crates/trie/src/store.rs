@@ -155,6 +155,39 @@ impl<'a> OverlayTrie<'a> {
     }
 }
 
+/// What an [`OverlayTrie`] holds without its base: prefixes it wiped and keys it wrote.
+pub(crate) struct OverlayWrites {
+    wiped: Vec<Vec<u8>>,
+    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+}
+
+impl OverlayTrie<'_> {
+    /// The overlay's writes, to replay on the store its base was read from.
+    pub(crate) fn into_writes(self) -> OverlayWrites {
+        OverlayWrites {
+            wiped: self.wiped,
+            writes: self.writes,
+        }
+    }
+}
+
+impl OverlayWrites {
+    /// Replay on `store`: the wiped prefixes first (the writes under them came after the wipe),
+    /// then every write in key order.
+    pub(crate) fn write_to<S: TrieStore + ?Sized>(self, store: &mut S) -> Result<(), TrieError> {
+        for prefix in &self.wiped {
+            store.delete_prefix(prefix)?;
+        }
+        for (key, value) in &self.writes {
+            match value {
+                Some(value) => store.put(key, value)?,
+                None => store.delete(key)?,
+            }
+        }
+        Ok(())
+    }
+}
+
 impl TrieStore for OverlayTrie<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         if let Some(value) = self.writes.get(key) {

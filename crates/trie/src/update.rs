@@ -69,6 +69,29 @@ pub(crate) fn load<S: TrieStore + ?Sized>(
         .transpose()
 }
 
+/// A branch's child after an update: its nibble, whether it existed, its new node (`None`: gone).
+pub(crate) struct Child {
+    pub nibble: u8,
+    pub existed: bool,
+    pub node: Option<Node>,
+}
+
+/// Sorted updates grouped by their nibble at `depth` (all share the nibbles before it).
+pub(crate) fn by_nibble(depth: usize, updates: &[Update]) -> impl Iterator<Item = (u8, &[Update])> {
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        let first = updates.get(start)?;
+        let nibble = first.0.get_unchecked(depth);
+        let len = updates[start..]
+            .iter()
+            .take_while(|(key, _)| key.get_unchecked(depth) == nibble)
+            .count();
+        let group = &updates[start..start + len];
+        start += len;
+        Some((nibble, group))
+    })
+}
+
 /// Applies update batches to one trie (the account trie or one storage trie).
 pub(crate) struct TrieUpdater<'a, S: TrieStore + ?Sized> {
     store: &'a mut S,
@@ -89,7 +112,19 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         let root_path = Nibbles::new();
         let existing = self.load(&root_path)?;
         let existed = existing.is_some();
-        match self.update(root_path, existing, updates)? {
+        let root = self.update(root_path, existing, updates)?;
+        self.store_root(existed, root)
+    }
+
+    /// Store `root` as the trie's root node (delete it when the trie became empty) and return the
+    /// root hash.
+    pub(crate) fn store_root(
+        &mut self,
+        existed: bool,
+        root: Option<Node>,
+    ) -> Result<B256, TrieError> {
+        let root_path = Nibbles::new();
+        match root {
             None => {
                 if existed {
                     self.delete(&root_path)?;
@@ -104,11 +139,11 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
         }
     }
 
-    fn load(&self, path: &Nibbles) -> Result<Option<Node>, TrieError> {
+    pub(crate) fn load(&self, path: &Nibbles) -> Result<Option<Node>, TrieError> {
         load(self.store, self.prefix, path)
     }
 
-    fn load_existing(&self, path: &Nibbles) -> Result<Node, TrieError> {
+    pub(crate) fn load_existing(&self, path: &Nibbles) -> Result<Node, TrieError> {
         self.load(path)?
             .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))
     }
@@ -123,7 +158,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
 
     /// New node for position `path` (currently holding `node`) after `updates`, all of whose
     /// keys start with `path`. Everything strictly below `path` is persisted on return.
-    fn update(
+    pub(crate) fn update(
         &mut self,
         path: Nibbles,
         node: Option<Node>,
@@ -249,19 +284,11 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
     fn update_branch(
         &mut self,
         path: Nibbles,
-        mut children: Box<[Option<RlpNode>; 16]>,
+        children: Box<[Option<RlpNode>; 16]>,
         updates: &[Update],
     ) -> Result<Option<Node>, TrieError> {
-        let depth = path.len();
-        // Updated children still present: nibble, node, its RLP.
-        let mut changed: Vec<(u8, Node, Vec<u8>)> = Vec::new();
-        let mut start = 0;
-        while start < updates.len() {
-            let nibble = updates[start].0.get_unchecked(depth);
-            let mut end = start + 1;
-            while end < updates.len() && updates[end].0.get_unchecked(depth) == nibble {
-                end += 1;
-            }
+        let mut updated = Vec::new();
+        for (nibble, group) in by_nibble(path.len(), updates) {
             let mut child_path = path;
             child_path.push(nibble);
             let existed = children[nibble as usize].is_some();
@@ -270,7 +297,34 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             } else {
                 None
             };
-            match self.update(child_path, existing, &updates[start..end])? {
+            let node = self.update(child_path, existing, group)?;
+            updated.push(Child {
+                nibble,
+                existed,
+                node,
+            });
+        }
+        self.finish_branch(path, children, updated)
+    }
+
+    /// The node at the branch's position `path` once its children in `updated` have their new
+    /// nodes (everything below them stored): stores the updated children, or collapses the
+    /// branch when one child is left.
+    pub(crate) fn finish_branch(
+        &mut self,
+        path: Nibbles,
+        mut children: Box<[Option<RlpNode>; 16]>,
+        updated: Vec<Child>,
+    ) -> Result<Option<Node>, TrieError> {
+        // Updated children still present: nibble, node, its RLP.
+        let mut changed: Vec<(u8, Node, Vec<u8>)> = Vec::new();
+        for Child {
+            nibble,
+            existed,
+            node,
+        } in updated
+        {
+            match node {
                 Some(node) => {
                     let enc = node.encode();
                     children[nibble as usize] = Some(enc.node_ref);
@@ -278,12 +332,13 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 }
                 None => {
                     if existed {
+                        let mut child_path = path;
+                        child_path.push(nibble);
                         self.delete(&child_path)?;
                     }
                     children[nibble as usize] = None;
                 }
             }
-            start = end;
         }
 
         let mut present = children.iter().enumerate().filter(|(_, c)| c.is_some());

@@ -383,12 +383,29 @@ impl Chain {
     /// last one durable, so a sync pays one disk flush per range instead of one per block. A
     /// crash in between loses only blocks the peers still have; the node syncs them again.
     pub fn import_with(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
-        let _guard = self.write.lock();
-        self.import_locked(block, durable)
+        self.import_recovered(block, None, durable)
     }
 
-    /// [`Chain::import_with`] under the write lock the caller holds.
-    fn import_locked(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
+    /// [`Chain::import_with`] with the senders already recovered by [`recover_senders`]
+    /// (a follower recovers the next blocks' while it imports this one); `None` recovers them
+    /// here.
+    pub fn import_recovered(
+        &self,
+        block: Block<TxEnvelope>,
+        senders: Option<Vec<Address>>,
+        durable: bool,
+    ) -> Result<B256, ChainError> {
+        let _guard = self.write.lock();
+        self.import_locked(block, senders, durable)
+    }
+
+    /// [`Chain::import_recovered`] under the write lock the caller holds.
+    fn import_locked(
+        &self,
+        block: Block<TxEnvelope>,
+        senders: Option<Vec<Address>>,
+        durable: bool,
+    ) -> Result<B256, ChainError> {
         let started = std::time::Instant::now();
         let number = block.header.number;
         let parent = self.head();
@@ -419,7 +436,10 @@ impl Chain {
             block.header.transactions_root,
             proofs::calculate_transaction_root(&block.body.transactions),
         )?;
-        let senders = recover_senders(number, &block.body.transactions)?;
+        let senders = match senders {
+            Some(senders) if senders.len() == block.body.transactions.len() => senders,
+            _ => recover_senders(number, &block.body.transactions)?,
+        };
         let state = self.storage.state_at(None)?;
         let out = if spec.is_byzantium_active_at_block(number) {
             executor::execute_block(&spec, &state, &block, &senders, None)
@@ -633,37 +653,45 @@ fn find_merge(storage: &Storage, spec: &ChainSpec, head: u64) -> Result<Merge, C
     Ok(Merge::Awaited(Some(td)))
 }
 
-fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {
-    let recover = |offset: usize, chunk: &[TxEnvelope]| {
-        chunk
-            .iter()
-            .enumerate()
-            .map(|(i, tx)| {
-                alloy_consensus::transaction::SignerRecoverable::recover_signer(tx).map_err(|_| {
-                    ChainError::InvalidSignature {
-                        number,
-                        index: offset + i,
-                    }
-                })
+/// The signer of each transaction, on this thread: [`ChainError::InvalidSignature`] names the
+/// first transaction (`offset` + its index) without one.
+fn recover_senders_serial(
+    number: u64,
+    offset: usize,
+    txs: &[TxEnvelope],
+) -> Result<Vec<Address>, ChainError> {
+    txs.iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            alloy_consensus::transaction::SignerRecoverable::recover_signer(tx).map_err(|_| {
+                ChainError::InvalidSignature {
+                    number,
+                    index: offset + i,
+                }
             })
-            .collect::<Result<Vec<_>, _>>()
-    };
+        })
+        .collect()
+}
+
+/// The signer of each transaction of block `number`, split over the machine's cores for large
+/// blocks.
+pub fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {
     if txs.len() < PARALLEL_RECOVERY_MIN_TXS {
-        return recover(0, txs);
+        return recover_senders_serial(number, 0, txs);
     }
     // `available_parallelism` reads the cgroup files on every call: once is enough.
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     let threads =
         *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads < 2 {
-        return recover(0, txs);
+        return recover_senders_serial(number, 0, txs);
     }
     let chunk = txs.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = txs
             .chunks(chunk)
             .enumerate()
-            .map(|(i, c)| scope.spawn(move || recover(i * chunk, c)))
+            .map(|(i, c)| scope.spawn(move || recover_senders_serial(number, i * chunk, c)))
             .collect();
         let mut senders = Vec::with_capacity(txs.len());
         for h in handles {

@@ -182,7 +182,7 @@ impl Chain {
         let _ = self.reorgs.send(Arc::new(Reorg { removed }));
         for (i, block) in branch.iter().enumerate() {
             let hash = block.header.hash_slow();
-            if let Err(e) = self.import_locked((**block).clone(), true) {
+            if let Err(e) = self.import_locked((**block).clone(), None, true) {
                 tracing::warn!(target: "l2node::chain", error = %e, "the heavier chain holds an invalid block: back to ours");
                 self.side.lock().blocks.remove(&hash);
                 self.record_bad_block(alloy_rlp::encode(&**block).into());
@@ -195,7 +195,7 @@ impl Chain {
                 undone.reverse();
                 let _ = self.reorgs.send(Arc::new(Reorg { removed: undone }));
                 for b in old {
-                    self.import_locked(b, true)?;
+                    self.import_locked(b, None, true)?;
                 }
                 return Err(e);
             }

@@ -3,12 +3,14 @@
 //! from gossip) through [`Chain::import`], the one execute-verify-commit path.
 
 use alloy_consensus::{Block, TxEnvelope};
-use alloy_primitives::{Bytes, B256};
+use alloy_primitives::{Address, Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{Chain, ChainError, Competing};
-use crate::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
+use crate::chain::{recover_senders, Chain, ChainError, Competing};
+use crate::constants::{
+    SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD,
+};
 use crate::pool::Pool;
 use l2node_storage::StorageError;
 
@@ -181,11 +183,28 @@ pub fn import_raw(chain: &Chain, raw: &[u8]) -> Result<Imported, ImportRefusal> 
 }
 
 fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported, ImportRefusal> {
+    import_decoded(chain, raw, decode_block(raw)?, None, durable)
+}
+
+/// A block's RLP, with nothing after it.
+fn decode_block(raw: &[u8]) -> Result<Block<TxEnvelope>, ImportRefusal> {
     let mut rest = raw;
     let block = Block::<TxEnvelope>::decode(&mut rest)?;
     if !rest.is_empty() {
         return Err(alloy_rlp::Error::UnexpectedLength.into());
     }
+    Ok(block)
+}
+
+/// [`import_raw`] of a decoded block (`raw` is kept if it turns out bad), with its senders if
+/// already recovered.
+fn import_decoded(
+    chain: &Chain,
+    raw: &[u8],
+    block: Block<TxEnvelope>,
+    senders: Option<Vec<Address>>,
+    durable: bool,
+) -> Result<Imported, ImportRefusal> {
     let number = block.header.number;
     let head = chain.head();
     if number <= head.header.number {
@@ -210,7 +229,7 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
             Err(e) => Err(ImportRefusal::Invalid(e)),
         };
     }
-    match chain.import_with(block, durable) {
+    match chain.import_recovered(block, senders, durable) {
         Ok(_) => Ok(Imported::New(number)),
         Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
         Err(e) => {
@@ -222,11 +241,34 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
 
 /// Imports a range in order, stopping at the first refusal. Only the range's last block waits
 /// for the disk ([`Chain::import_with`]).
+///
+/// Blocks are decoded and their senders recovered on a second thread, up to
+/// [`SYNC_RECOVERY_AHEAD`] blocks ahead of the one being executed: recovery is the largest part
+/// of a block's work that does not depend on its parent's state, so the two overlap.
 pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal> {
-    for (i, raw) in blocks.iter().enumerate() {
-        import_raw_with(chain, raw, i + 1 == blocks.len())?;
-    }
-    Ok(())
+    std::thread::scope(|scope| {
+        let (ready, next) = std::sync::mpsc::sync_channel(SYNC_RECOVERY_AHEAD);
+        scope.spawn(move || {
+            for raw in blocks {
+                let prepared = decode_block(raw).map(|block| {
+                    // A bad signature is reported by the import, in its order of checks.
+                    let senders =
+                        recover_senders(block.header.number, &block.body.transactions).ok();
+                    (block, senders)
+                });
+                if ready.send(prepared).is_err() {
+                    return; // the import stopped at a refusal
+                }
+            }
+        });
+        for (i, raw) in blocks.iter().enumerate() {
+            let (block, senders) = next
+                .recv()
+                .expect("the recovery thread prepares every block")?;
+            import_decoded(chain, raw, block, senders, i + 1 == blocks.len())?;
+        }
+        Ok(())
+    })
 }
 
 /// The follower's range planner: which blocks to ask for next, given our head, what is
