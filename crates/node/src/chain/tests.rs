@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use alloy_consensus::{transaction::Recovered, Block, Header, TxEnvelope, TxLegacy};
-use alloy_primitives::{Bytes, TxKind, B256, U256};
+use alloy_primitives::{TxKind, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
 
 use super::*;
@@ -629,45 +629,5 @@ fn stored_genesis_round_trips_for_the_dev_and_fixture_chains() {
     for spec in [dev(), fixture] {
         let json = genesis::canonical_json(&spec.genesis);
         genesis::compare(&json, &spec.genesis).unwrap();
-    }
-}
-
-#[test]
-fn a_synced_range_imports_with_senders_recovered_ahead_and_stops_at_a_bad_block() {
-    let spec = dev();
-    let sender = &dev_accounts()[0];
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let miner = open(a.path(), &spec).unwrap();
-    let mut nonce = 0;
-    let mut blocks = Vec::new();
-    // Enough transactions in some blocks to recover them on several threads.
-    for count in [2, 70, 1, 0, 90, 3] {
-        let txs = (0..count)
-            .map(|i| {
-                nonce += 1;
-                transfer(&spec, sender, nonce - 1, i)
-            })
-            .collect();
-        blocks.push(mine(&miner, txs));
-    }
-    let raw = |block: &StoredBlock| Bytes::from(alloy_rlp::encode(as_block(block.clone())));
-
-    let follower = open(b.path(), &spec).unwrap();
-    let mut bad = as_block(blocks[3].clone());
-    bad.header.gas_limit += 1;
-    let mut range: Vec<Bytes> = blocks[..3].iter().map(raw).collect();
-    range.push(Bytes::from(alloy_rlp::encode(bad)));
-    range.push(raw(&blocks[4]));
-    let refusal = crate::sync::import_range(&follower, &range).unwrap_err();
-    assert!(refusal.is_peer_fault(), "{refusal}");
-    assert_eq!(follower.head().header, blocks[2].header);
-
-    let rest: Vec<Bytes> = blocks[3..].iter().map(raw).collect();
-    crate::sync::import_range(&follower, &rest).unwrap();
-    assert_eq!(follower.head().hash, miner.head().hash);
-    for block in &blocks {
-        let number = block.header.number;
-        let stored = follower.storage().block(number).unwrap().unwrap();
-        assert_eq!(stored.senders, block.senders, "block {number}");
     }
 }

@@ -332,6 +332,65 @@ impl RangePlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_utils::{dev_spec, produce_block, signed_transfer};
+
+    #[test]
+    fn a_range_imports_with_senders_recovered_ahead_and_stops_at_a_bad_block() {
+        let spec = std::sync::Arc::new(dev_spec());
+        let open = |dir: &tempfile::TempDir| {
+            let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
+            Chain::open(storage, spec.clone()).unwrap()
+        };
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let miner = open(&a);
+        let mut nonce = 0;
+        // Some blocks large enough to recover their senders on several threads.
+        for count in [2, 70, 1, 0, 90, 3] {
+            let txs = (0..count)
+                .map(|i| {
+                    nonce += 1;
+                    signed_transfer(&spec, 0, nonce - 1, Address::repeat_byte(7), i)
+                })
+                .collect();
+            produce_block(&miner, txs);
+        }
+        let block = |n: u64| {
+            let stored = miner.storage().block(n).unwrap().unwrap();
+            Block {
+                header: stored.header,
+                body: stored.body,
+            }
+        };
+        let raw = |block: Block<TxEnvelope>| Bytes::from(alloy_rlp::encode(block));
+
+        let follower = open(&b);
+        let mut bad = block(4);
+        bad.header.state_root = B256::ZERO;
+        let range = vec![
+            raw(block(1)),
+            raw(block(2)),
+            raw(block(3)),
+            raw(bad),
+            raw(block(5)),
+        ];
+        let refusal = import_range(&follower, &range).unwrap_err();
+        assert!(
+            matches!(refusal, ImportRefusal::Invalid(ChainError::Mismatch { .. })),
+            "{refusal}"
+        );
+        assert_eq!(follower.head().header, block(3).header);
+
+        let rest: Vec<Bytes> = (4..=6).map(|n| raw(block(n))).collect();
+        import_range(&follower, &rest).unwrap();
+        assert_eq!(follower.head().hash, miner.head().hash);
+        for n in 1..=6 {
+            assert_eq!(
+                follower.storage().block(n).unwrap().unwrap().senders,
+                miner.storage().block(n).unwrap().unwrap().senders,
+                "block {n}"
+            );
+        }
+    }
 
     #[test]
     fn planner_asks_one_range_at_a_time_and_queues_at_most_two() {
