@@ -1,13 +1,17 @@
 //! [`apply_changes`](crate::apply_changes) on several threads: the account trie's sixteen
 //! subtries below the root (with the storage tries of their accounts) are updated side by side,
-//! each reading the block's parent trie from a shared read view and writing into its own overlay;
-//! the overlays are then written to the store and the root is finished on the calling thread.
+//! each reading the block's parent trie from a shared read view and writing into its own overlay.
+//! The calling thread, which alone holds the store, writes each finished overlay while the others
+//! are computed, then finishes the root.
 //!
 //! Nodes in different subtries never share a store key (account-trie keys start with the
 //! subtrie's nibble, storage-trie keys with the account's hashed address), so replaying the
 //! overlays in any order gives the store exactly what the serial update leaves.
 
-use std::sync::OnceLock;
+use std::sync::{
+    atomic::{AtomicUsize, Ordering},
+    OnceLock,
+};
 
 use alloy_primitives::B256;
 use alloy_trie::{nodes::RlpNode, Nibbles};
@@ -75,88 +79,75 @@ where
         return TrieUpdater::new(store, &root_key).apply(&prepare(updates));
     };
 
-    let shares = shares(&ordered, threads);
-    let children_ref = &children;
-    let results = std::thread::scope(|scope| {
-        let mut shares = shares.into_iter();
-        let mine = shares.next().expect("at least one share");
-        let spawned: Vec<_> = shares
-            .map(|share| scope.spawn(move || subtries(base, children_ref, share)))
-            .collect();
-        let mut results = vec![subtries(base, children_ref, mine)];
-        for handle in spawned {
-            results.push(handle.join().expect("a trie update thread does not panic"));
+    let groups = by_root_nibble(&ordered);
+    let next = AtomicUsize::new(0);
+    let updated = std::thread::scope(|scope| {
+        let (done, finished) = std::sync::mpsc::channel();
+        for _ in 0..threads.min(groups.len()) {
+            let (done, groups, next, children) = (done.clone(), &groups, &next, &children);
+            scope.spawn(move || loop {
+                let Some(&(nibble, accounts)) = groups.get(next.fetch_add(1, Ordering::Relaxed))
+                else {
+                    return;
+                };
+                if done
+                    .send(subtrie(base, children, nibble, accounts))
+                    .is_err()
+                {
+                    return; // the calling thread stopped at an error
+                }
+            });
         }
-        results
-    });
-
-    let mut updated = Vec::with_capacity(16);
-    for result in results {
-        let (children, writes) = result?;
-        writes.write_to(store)?;
-        updated.extend(children);
-    }
+        drop(done);
+        // Each finished subtrie is written while the others are still being computed.
+        let mut updated = Vec::with_capacity(groups.len());
+        for result in finished {
+            let (child, writes) = result?;
+            writes.write_to(store)?;
+            updated.push(child);
+        }
+        Ok::<_, TrieError>(updated)
+    })?;
     let mut updater = TrieUpdater::new(store, &root_key);
     let root = updater.finish_branch(Nibbles::new(), children, updated)?;
     updater.store_root(true, root)
 }
 
-/// One thread's part: the accounts under some of the root's nibbles, grouped by nibble.
-type Share<'c, 'a> = Vec<(u8, &'c [(B256, &'a AccountChange)])>;
-
-/// Split the (sorted) accounts into at most `threads` runs of whole nibble groups, about equal
-/// in accounts.
-fn shares<'c, 'a>(ordered: &'c [(B256, &'a AccountChange)], threads: usize) -> Vec<Share<'c, 'a>> {
-    let target = ordered.len().div_ceil(threads);
-    let mut shares: Vec<Share<'c, 'a>> = vec![Vec::new()];
-    let mut in_share = 0;
-    let mut start = 0;
-    while start < ordered.len() {
-        let nibble = ordered[start].0[0] >> 4;
-        let len = ordered[start..]
-            .iter()
-            .take_while(|(hashed, _)| hashed[0] >> 4 == nibble)
-            .count();
-        if in_share >= target && shares.len() < threads {
-            shares.push(Vec::new());
-            in_share = 0;
-        }
-        shares
-            .last_mut()
-            .expect("one share at least")
-            .push((nibble, &ordered[start..start + len]));
-        in_share += len;
-        start += len;
-    }
-    shares
+/// The (sorted) accounts grouped by the first nibble of their hashed address: one group per
+/// subtrie below the root.
+fn by_root_nibble<'c, 'a>(
+    ordered: &'c [(B256, &'a AccountChange)],
+) -> Vec<(u8, &'c [(B256, &'a AccountChange)])> {
+    ordered
+        .chunk_by(|(a, _), (b, _)| a[0] >> 4 == b[0] >> 4)
+        .map(|group| (group[0].0[0] >> 4, group))
+        .collect()
 }
 
-/// Update the subtries of one share over `base`: the new node of each touched root child, and
-/// every node below them as overlay writes.
-fn subtries<B: TrieStore + Sync>(
+/// Update the subtrie below the root's child `nibble` (and its accounts' storage tries) over
+/// `base`: the child's new node, and every node below it as overlay writes.
+fn subtrie<B: TrieStore + Sync>(
     base: &B,
     children: &[Option<RlpNode>; 16],
-    share: Share<'_, '_>,
-) -> Result<(Vec<Child>, OverlayWrites), TrieError> {
+    nibble: u8,
+    accounts: &[(B256, &AccountChange)],
+) -> Result<(Child, OverlayWrites), TrieError> {
     let mut overlay = OverlayTrie::new(base);
+    let updates = prepare(account_updates(&mut overlay, accounts)?);
     let prefix = account_prefix();
-    let mut updated = Vec::with_capacity(share.len());
-    for (nibble, accounts) in share {
-        let updates = prepare(account_updates(&mut overlay, accounts)?);
-        let mut updater = TrieUpdater::new(&mut overlay, &prefix);
-        let path = Nibbles::from_nibbles([nibble]);
-        let existed = children[nibble as usize].is_some();
-        let existing = if existed {
-            Some(updater.load_existing(&path)?)
-        } else {
-            None
-        };
-        let node = updater.update(path, existing, &updates)?;
-        updated.push(Child {
-            nibble,
-            existed,
-            node,
-        });
-    }
-    Ok((updated, overlay.into_writes()))
+    let mut updater = TrieUpdater::new(&mut overlay, &prefix);
+    let path = Nibbles::from_nibbles([nibble]);
+    let existed = children[nibble as usize].is_some();
+    let existing = if existed {
+        Some(updater.load_existing(&path)?)
+    } else {
+        None
+    };
+    let node = updater.update(path, existing, &updates)?;
+    let child = Child {
+        nibble,
+        existed,
+        node,
+    };
+    Ok((child, overlay.into_writes()))
 }
