@@ -60,6 +60,38 @@ pub struct NodeConfig {
     pub group: Option<GroupConfig>,
 }
 
+impl NodeConfig {
+    /// A dev sequencer: the dev chain (`block_time` as its Clique period) sealed with the dev key,
+    /// stored in `data_dir`, answering every namespace over HTTP and WebSocket on ephemeral
+    /// loopback ports. What tests and benches start; fields are public to change the rest.
+    pub fn dev(data_dir: &std::path::Path, block_time: Duration) -> Self {
+        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let genesis = l2node_node::dev::dev_genesis(block_time.as_secs());
+        Self {
+            data_dir: data_dir.to_path_buf(),
+            spec: Arc::new(ChainSpec::from_genesis(genesis).expect("the dev genesis is valid")),
+            signer: Some(l2node_node::dev::dev_sequencer()),
+            block_time,
+            create_empty_blocks: false,
+            rpc_server: RpcServerConfig {
+                http_addr: any,
+                ws_addr: any,
+                http_apis: l2node_rpc::Namespace::ALL.to_vec(),
+                ws_apis: l2node_rpc::Namespace::ALL.to_vec(),
+                ..Default::default()
+            },
+            rpc: RpcConfig::default(),
+            pool: PoolConfig::default(),
+            karma: KarmaNodeConfig::default(),
+            metrics: None,
+            p2p: None,
+            db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
+            history_window: None,
+            group: None,
+        }
+    }
+}
+
 /// How this node operates the Karma policy.
 #[derive(Debug, Clone, Default)]
 pub struct KarmaNodeConfig {

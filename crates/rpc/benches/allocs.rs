@@ -16,11 +16,8 @@ use std::{
 };
 
 use l2node_launch::NodeConfig;
-use l2node_node::chainspec::ChainSpec;
 use l2node_node::constants::DEV_KARMA_ADDRESS;
-use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
-use l2node_node::pool::PoolConfig;
-use l2node_rpc::{Namespace, RpcConfig, RpcServerConfig};
+use l2node_node::dev::dev_accounts;
 
 /// The system allocator, counting what every thread but the client's allocates.
 struct Counting;
@@ -123,28 +120,8 @@ fn request(method: &str, params: &str) -> String {
 fn main() {
     let requests = env_or("BENCH_ALLOC_REQUESTS", 5_000);
     let dir = tempfile::tempdir().unwrap();
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let config = NodeConfig {
-        data_dir: dir.path().to_path_buf(),
-        spec: std::sync::Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap()),
-        signer: Some(dev_sequencer()),
-        block_time: Duration::ZERO,
-        create_empty_blocks: false,
-        rpc_server: RpcServerConfig {
-            http_addr: any,
-            ws_addr: any,
-            http_apis: Namespace::ALL.to_vec(),
-            ..Default::default()
-        },
-        rpc: RpcConfig::default(),
-        pool: PoolConfig::default(),
-        karma: Default::default(),
-        metrics: None,
-        p2p: None,
-        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
-        history_window: None,
-        group: None,
-    };
+    let _any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let config = NodeConfig::dev(dir.path(), Duration::ZERO);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -10,20 +10,15 @@
 //! `cargo bench -p l2node-rpc --bench group` (needs `etcd`: `apt-get install etcd-server`).
 
 use std::{
-    net::SocketAddr,
     path::Path,
-    sync::Arc,
     time::{Duration, Instant},
 };
 
 use alloy_consensus::{transaction::Recovered, TxEip1559, TxEnvelope};
 use alloy_primitives::{Address, TxKind, U256};
 use l2node_launch::{GroupConfig, NodeConfig, NodeHandle};
-use l2node_node::chainspec::ChainSpec;
-use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
-use l2node_node::pool::PoolConfig;
+use l2node_node::dev::dev_accounts;
 use l2node_node::test_utils;
-use l2node_rpc::{RpcConfig, RpcServerConfig};
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -33,26 +28,9 @@ fn env_or(name: &str, default: u64) -> u64 {
 }
 
 fn config(dir: &Path, block_time: Duration, group: Option<GroupConfig>) -> NodeConfig {
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     NodeConfig {
-        data_dir: dir.to_path_buf(),
-        spec: Arc::new(ChainSpec::from_genesis(dev_genesis(block_time.as_secs())).unwrap()),
-        signer: Some(dev_sequencer()),
-        block_time,
-        create_empty_blocks: false,
-        rpc_server: RpcServerConfig {
-            http_addr: any,
-            ws_addr: any,
-            ..Default::default()
-        },
-        rpc: RpcConfig::default(),
-        pool: PoolConfig::default(),
-        karma: Default::default(),
-        metrics: None,
-        p2p: None,
-        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
-        history_window: None,
         group,
+        ..NodeConfig::dev(dir, block_time)
     }
 }
 

@@ -6,7 +6,6 @@
 //! BENCH_TXS_PER_BLOCK, BENCH_GOSSIP_BLOCKS).
 
 use std::{
-    net::SocketAddr,
     path::Path,
     sync::Arc,
     time::{Duration, Instant},
@@ -20,9 +19,7 @@ use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev::{dev_accounts, dev_genesis, dev_sequencer};
 use l2node_node::p2p::{Multiaddr, P2pConfig, P2pRole};
-use l2node_node::pool::PoolConfig;
 use l2node_node::test_utils;
-use l2node_rpc::{RpcConfig, RpcServerConfig};
 use l2node_storage::Storage;
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -37,22 +34,8 @@ fn spec() -> Arc<ChainSpec> {
 }
 
 fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig {
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     NodeConfig {
-        data_dir: dir.to_path_buf(),
-        spec: spec(),
         signer: sequencer.then(dev_sequencer),
-        block_time: Duration::ZERO,
-        create_empty_blocks: false,
-        rpc_server: RpcServerConfig {
-            http_addr: any,
-            ws_addr: any,
-            ..Default::default()
-        },
-        rpc: RpcConfig::default(),
-        pool: PoolConfig::default(),
-        karma: Default::default(),
-        metrics: None,
         p2p: Some(P2pConfig {
             host: "127.0.0.1".parse().unwrap(),
             port: 0,
@@ -66,9 +49,7 @@ fn config(dir: &Path, sequencer: bool, bootnodes: Vec<Multiaddr>) -> NodeConfig 
             },
             snap_sync: false,
         }),
-        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
-        history_window: None,
-        group: None,
+        ..NodeConfig::dev(dir, Duration::ZERO)
     }
 }
 

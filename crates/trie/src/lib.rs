@@ -11,7 +11,8 @@
 //! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
 //! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
 //! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
-//! and nothing has to be rebuilt at startup. Nothing is cached between calls.
+//! and nothing has to be rebuilt at startup. Nothing is cached between calls. Large blocks can be
+//! updated on several threads ([`apply_changes_parallel`]).
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};

@@ -20,10 +20,7 @@ use jsonrpsee::{
 use l2node_client::{Call, Client, ClientError, FeeState, L2FeeFiller, PremiumReason};
 use l2node_launch::NodeConfig;
 use l2node_launch::NodeHandle;
-use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev;
-use l2node_node::pool::PoolConfig;
-use l2node_rpc::{RpcConfig, RpcServerConfig};
 
 struct Node {
     handle: NodeHandle,
@@ -33,27 +30,7 @@ struct Node {
 
 async fn node() -> Node {
     let dir = tempfile::tempdir().unwrap();
-    let any = "127.0.0.1:0".parse().unwrap();
-    let cfg = NodeConfig {
-        data_dir: dir.path().to_path_buf(),
-        spec: Arc::new(ChainSpec::from_genesis(dev::dev_genesis(0)).unwrap()),
-        signer: Some(dev::dev_sequencer()),
-        block_time: Duration::ZERO,
-        create_empty_blocks: false,
-        rpc_server: RpcServerConfig {
-            http_addr: any,
-            ws_addr: any,
-            ..Default::default()
-        },
-        rpc: RpcConfig::default(),
-        pool: PoolConfig::default(),
-        karma: Default::default(),
-        metrics: None,
-        p2p: None,
-        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
-        history_window: None,
-        group: None,
-    };
+    let cfg = NodeConfig::dev(dir.path(), Duration::ZERO);
     let handle = l2node_launch::spawn(cfg).await.unwrap();
     let url = format!("http://{}", handle.rpc.http_addr.unwrap());
     Node {

@@ -15,9 +15,7 @@ use l2node_launch::NodeConfig;
 use l2node_launch::NodeHandle;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev;
-use l2node_node::pool::PoolConfig;
 use l2node_node::test_utils;
-use l2node_rpc::{Namespace, RpcConfig, RpcServerConfig};
 
 /// A dev node with its temp dir.
 // The addresses are for tests that open raw connections; not every build of the suite does.
@@ -31,30 +29,7 @@ pub(crate) struct TestNode {
 }
 
 pub(crate) fn dev_config(dir: &std::path::Path, block_time: Duration) -> NodeConfig {
-    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    NodeConfig {
-        data_dir: dir.to_path_buf(),
-        spec: Arc::new(ChainSpec::from_genesis(dev::dev_genesis(block_time.as_secs())).unwrap()),
-        signer: Some(dev::dev_sequencer()),
-        block_time,
-        create_empty_blocks: false,
-        // Every namespace, so the tests reach txpool_ too (operators turn it on the same way).
-        rpc_server: RpcServerConfig {
-            http_addr: any,
-            ws_addr: any,
-            http_apis: Namespace::ALL.to_vec(),
-            ws_apis: Namespace::ALL.to_vec(),
-            ..Default::default()
-        },
-        rpc: RpcConfig::default(),
-        pool: PoolConfig::default(),
-        karma: Default::default(),
-        metrics: None,
-        p2p: None,
-        db_cache_bytes: l2node_storage::DEFAULT_DB_CACHE_BYTES,
-        history_window: None,
-        group: None,
-    }
+    NodeConfig::dev(dir, block_time)
 }
 
 /// The dev chain without its `karma` section: a plain EVM chain (no gasless rules).
