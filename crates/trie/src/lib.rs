@@ -256,16 +256,28 @@ mod tests {
         assert_eq!(stored, nodes.into_iter().collect::<Vec<_>>());
     }
 
+    /// `n` distinct test addresses.
+    fn address_pool(n: u64) -> Vec<Address> {
+        (0..n)
+            .map(|i| Address::from_word(B256::from(U256::from(i))))
+            .collect()
+    }
+
+    /// The change that deletes `address`.
+    fn deletion(address: Address) -> AccountChange {
+        AccountChange {
+            address,
+            info: None,
+            new_code: None,
+            storage_wiped: false,
+            storage: vec![],
+        }
+    }
+
     fn random_change(rng: &mut StdRng, pool: &[Address]) -> AccountChange {
         let address = pool[rng.gen_range(0..pool.len())];
         if rng.gen_bool(0.2) {
-            return AccountChange {
-                address,
-                info: None,
-                new_code: None,
-                storage_wiped: false,
-                storage: vec![],
-            };
+            return deletion(address);
         }
         let balance = if rng.gen_bool(0.5) {
             U256::from(rng.gen::<u8>())
@@ -305,9 +317,7 @@ mod tests {
     fn incremental_root_equals_from_scratch_over_random_blocks_and_deleting_all_empties_the_store()
     {
         let mut rng = StdRng::seed_from_u64(42);
-        let pool: Vec<Address> = (0..300u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
+        let pool = address_pool(300);
         let mut store = MemoryTrieStore::new();
         let mut model = Model::new();
         for step in 0..400 {
@@ -341,16 +351,7 @@ mod tests {
             }
         }
         assert_no_stale_nodes(&store);
-        let deletes: Vec<_> = model
-            .keys()
-            .map(|address| AccountChange {
-                address: *address,
-                info: None,
-                new_code: None,
-                storage_wiped: false,
-                storage: vec![],
-            })
-            .collect();
+        let deletes: Vec<_> = model.keys().map(|address| deletion(*address)).collect();
         assert_eq!(
             apply_changes(&mut store, &deletes).unwrap(),
             EMPTY_ROOT_HASH
@@ -362,9 +363,7 @@ mod tests {
     #[test]
     fn the_update_on_threads_leaves_the_serial_updates_root_and_nodes() {
         let mut rng = StdRng::seed_from_u64(7);
-        let pool: Vec<Address> = (0..3_000u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
+        let pool = address_pool(3_000);
         let mut store = MemoryTrieStore::new();
         let mut model = Model::new();
         for step in 0..60 {
@@ -387,14 +386,7 @@ mod tests {
         // A block that deletes all accounts but one collapses the root; then the last one goes.
         let mut addresses: Vec<Address> = model.keys().copied().collect();
         let last = addresses.pop().unwrap();
-        let delete = |address: Address| AccountChange {
-            address,
-            info: None,
-            new_code: None,
-            storage_wiped: false,
-            storage: vec![],
-        };
-        let deletes: Vec<_> = addresses.into_iter().map(delete).collect();
+        let deletes: Vec<_> = addresses.into_iter().map(deletion).collect();
         let mut serial = store.clone();
         let expected = apply_changes(&mut serial, &deletes).unwrap();
         let base = store.clone();
@@ -406,7 +398,7 @@ mod tests {
         assert_no_stale_nodes(&store);
         let base = store.clone();
         assert_eq!(
-            parallel::apply_on_threads(&mut store, &base, &[delete(last)], 2).unwrap(),
+            parallel::apply_on_threads(&mut store, &base, &[deletion(last)], 2).unwrap(),
             EMPTY_ROOT_HASH
         );
         assert!(store.is_empty());
@@ -415,9 +407,7 @@ mod tests {
     #[test]
     fn the_update_on_threads_runs_serially_over_a_base_that_is_not_the_store() {
         let mut rng = StdRng::seed_from_u64(9);
-        let pool: Vec<Address> = (0..500u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
+        let pool = address_pool(500);
         let mut store = MemoryTrieStore::new();
         let first: Vec<_> = (0..200).map(|_| random_change(&mut rng, &pool)).collect();
         apply_changes(&mut store, &first).unwrap();
@@ -546,9 +536,7 @@ mod tests {
     #[test]
     fn account_and_storage_proofs_verify_against_the_roots() {
         let mut rng = StdRng::seed_from_u64(3);
-        let pool: Vec<Address> = (0..200u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
+        let pool = address_pool(200);
         let mut store = MemoryTrieStore::new();
         let mut model = Model::new();
         for _ in 0..20 {
@@ -598,9 +586,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trie.redb");
         let mut rng = StdRng::seed_from_u64(9);
-        let pool: Vec<Address> = (0..150u64)
-            .map(|i| Address::from_word(B256::from(U256::from(i))))
-            .collect();
+        let pool = address_pool(150);
         let mut memory = MemoryTrieStore::new();
         let mut last = EMPTY_ROOT_HASH;
         for _ in 0..3 {

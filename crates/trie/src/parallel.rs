@@ -52,6 +52,7 @@ where
     apply_on_threads(store, base, changes, threads)
 }
 
+/// [`apply_changes_parallel`] on `threads` threads (tests choose the count).
 pub(crate) fn apply_on_threads<S, B>(
     store: &mut S,
     base: &B,

@@ -78,18 +78,9 @@ pub(crate) struct Child {
 
 /// Sorted updates grouped by their nibble at `depth` (all share the nibbles before it).
 pub(crate) fn by_nibble(depth: usize, updates: &[Update]) -> impl Iterator<Item = (u8, &[Update])> {
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        let first = updates.get(start)?;
-        let nibble = first.0.get_unchecked(depth);
-        let len = updates[start..]
-            .iter()
-            .take_while(|(key, _)| key.get_unchecked(depth) == nibble)
-            .count();
-        let group = &updates[start..start + len];
-        start += len;
-        Some((nibble, group))
-    })
+    updates
+        .chunk_by(move |(a, _), (b, _)| a.get_unchecked(depth) == b.get_unchecked(depth))
+        .map(move |group| (group[0].0.get_unchecked(depth), group))
 }
 
 /// Applies update batches to one trie (the account trie or one storage trie).
