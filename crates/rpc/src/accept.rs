@@ -1,9 +1,9 @@
 //! The accept loop of each JSON-RPC server: `--rpc-max-connections` counts TCP connections, and
 //! idle, silent or slow clients give theirs back.
 //!
-//! jsonrpsee's own server takes its connection permit per HTTP request, after `http_layer` has
-//! read the body, so it bounds requests in flight, not sockets: any number of idle, half-sent or
-//! trickling connections could stay open. Here instead:
+//! jsonrpsee's own server takes its connection permit per HTTP request, once the body is read,
+//! so it bounds requests in flight, not sockets: any number of idle, half-sent or trickling
+//! connections could stay open. Here instead:
 //! - a permit of `max_connections` is taken at accept and held for the life of the TCP
 //!   connection (the socket wrapper owns it, so an upgraded WebSocket keeps it until it closes);
 //!   at the cap a new connection takes the slot of the connection idle the longest (no request
@@ -14,16 +14,15 @@
 //!   timeout (counted from accept, or from the head's first byte) or when it sits idle between
 //!   requests past the idle timeout; a slow body is `http_layer`'s (HTTP 408), a silent
 //!   WebSocket `ws`'s (pings);
-//! - hyper serves each connection (HTTP/1.1 with upgrades, or HTTP/2) with the server's service
-//!   (jsonrpsee's on the HTTP port, `ws`'s upgrade service on the WebSocket port) behind
-//!   `http_layer`, as jsonrpsee's `serve_with_graceful_shutdown` does; `TCP_NODELAY` is set as
-//!   jsonrpsee sets it;
+//! - hyper serves each connection (HTTP/1.1 with upgrades, or HTTP/2; at most hyper's default of
+//!   200 concurrent streams per HTTP/2 connection) with `http_layer` in front of the server's
+//!   backend (the module's methods on the HTTP port, `ws`'s upgrades on the WebSocket port);
+//!   `TCP_NODELAY` is set as jsonrpsee sets it;
 //! - on stop the loop drops the listener and each connection finishes its requests (hyper's
 //!   graceful shutdown); WebSockets close through the stop handle `ws` holds.
 //!
-//! Per request this adds a few relaxed atomic operations on the connection's own counters to
-//! jsonrpsee's path (and a relaxed store per socket read): no allocation, no lock, the same
-//! boxes and clones as jsonrpsee's own server. The watchdog wakes every quarter timeout (at most
+//! Per request this adds a few relaxed atomic operations on the connection's own counters (and
+//! a relaxed store per socket read): no allocation, no lock. The watchdog wakes every quarter timeout (at most
 //! once a second) per connection. (hyper's `header_read_timeout` would allocate and register a
 //! timer for every request, and cannot tell a slow header from an idle keep-alive connection.)
 
@@ -38,15 +37,14 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use jsonrpsee::core::BoxError;
-use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse, StopHandle};
+use jsonrpsee::server::{HttpBody, StopHandle};
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::http_layer::HttpWireLayer;
+use super::http_layer::{Backend, HttpWire};
 use l2node_node::constants::{RPC_ACCEPT_ERROR_BACKOFF, RPC_EVICTION_WAIT, RPC_REFUSED_LINGER};
 
 /// Connection limits of one server.
@@ -60,23 +58,16 @@ pub(crate) struct ConnectionLimits {
     pub(crate) idle_timeout: Duration,
 }
 
-/// Serves `listener` until `stop` fires: each accepted connection gets a fresh jsonrpsee service
-/// from `make_service`, behind `wire`. `transport` names the server in logs.
-pub(crate) async fn serve<F, S>(
+/// Serves `listener` until `stop` fires: each accepted connection's requests go through `wire`
+/// to `backend`. `transport` names the server in logs.
+pub(crate) async fn serve(
     listener: TcpListener,
     limits: ConnectionLimits,
-    wire: HttpWireLayer,
-    make_service: F,
+    wire: HttpWire,
+    backend: Backend,
     stop: StopHandle,
     transport: &'static str,
-) where
-    F: Fn() -> S,
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
+) {
     let slots = Arc::new(Semaphore::new(limits.max_connections as usize));
     let open = Arc::new(Connections::default());
     let lingering = Arc::new(Semaphore::new(limits.max_connections as usize));
@@ -117,7 +108,7 @@ pub(crate) async fn serve<F, S>(
         tokio::spawn(connection(
             socket,
             slot,
-            make_service(),
+            backend.clone(),
             wire.clone(),
             limits,
             stop.clone(),
@@ -269,21 +260,15 @@ impl Drop for InFlight {
 }
 
 /// Serves one accepted connection until it closes, stalls or the server stops.
-async fn connection<S>(
+async fn connection(
     socket: TcpStream,
     slot: OwnedSemaphorePermit,
-    service: S,
-    wire: HttpWireLayer,
+    backend: Backend,
+    wire: HttpWire,
     limits: ConnectionLimits,
     stop: StopHandle,
     open: Arc<Connections>,
-) where
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
+) {
     let activity = Arc::new(Activity::default());
     let id = open.add(activity.clone());
     let io = TokioIo::new(Socket {
@@ -294,7 +279,7 @@ async fn connection<S>(
     let (requests, registry) = (activity.clone(), open.clone());
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let in_flight = InFlight::start(&requests, &registry);
-        let response = wire.handle(service.clone(), req.map(HttpBody::new));
+        let response = wire.handle(backend.clone(), req.map(HttpBody::new));
         async move {
             let _in_flight = in_flight;
             // (An error closes the connection, as with jsonrpsee's server. `io::Error` rather than

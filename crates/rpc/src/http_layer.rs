@@ -24,26 +24,50 @@
 //! Requests to rewrite are replaced by `{"id":null}`, which jsonrpsee answers with exactly the
 //! spec's `{"jsonrpc":"2.0","error":{"code":-32600,..},"id":null}`.
 
+//! The HTTP side of each server, in front of the JSON-RPC calls: host allowlist, CORS, `GET /`,
+//! the probes, 405/415/413/408, and on the HTTP port the POST body, answered by `dispatch` (one
+//! parse, the JSON-RPC id and batch rules, `WireRules`, the module's methods). On the WebSocket
+//! port it checks `Host` and `Origin` before handing an upgrade request to `ws`, whose messages
+//! `dispatch` answers the same way.
+//!
+//! CORS stays hand-written: tower-http's `CorsLayer` answers every `OPTIONS` itself with 200 and
+//! no `Access-Control-Allow-Origin` for a foreign origin, where this server answers 403 naming
+//! `--rpc-http-cors-origins` (and 405 to an `OPTIONS` without `Origin`).
+//!
+//! As geth: every JSON-RPC answer is HTTP 200 with `application/json` (invalid JSON too, with
+//! `-32700` and id null); a notification, or a batch of only notifications, gets an empty body;
+//! an oversized body gets 413 with `-32005` naming the limit and the flag. A body that does not
+//! arrive within the body timeout gets 408 with `-32005`, and the connection is closed: a client
+//! trickling its body cannot hold a connection slot (see `accept`).
+
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
-use serde_json::value::RawValue;
+use jsonrpsee::types::Extensions;
 
 use super::{
+    dispatch,
     error::{response_body, RpcError},
     middleware::Transport,
+    ws::WsUpgrade,
 };
 
-/// Stand-in for an entry jsonrpsee would misread: it answers it with `-32600` and id null.
-const INVALID_ENTRY: &str = r#"{"id":null}"#;
+/// What a server's requests go to once the HTTP checks passed.
+#[derive(Clone)]
+pub(crate) enum Backend {
+    /// The HTTP port: JSON-RPC bodies, answered by the module's methods (one service for all
+    /// connections: HTTP has no per-connection state).
+    Calls(Arc<dispatch::Service>),
+    /// The WebSocket port: upgrade requests.
+    Upgrade(WsUpgrade),
+}
 
 /// Settings of the HTTP layer for one server.
 #[derive(Debug, Clone)]
@@ -97,13 +121,13 @@ const READINESS_MIN_PEERS: u64 = 1;
 /// See [`READINESS_MIN_PEERS`].
 const READINESS_MAX_BLOCKS_BEHIND: u64 = 2;
 
-/// `tower::Layer` installing [`HttpWire`].
+/// The HTTP side of one server; see the module docs.
 #[derive(Debug, Clone)]
-pub struct HttpWireLayer {
+pub struct HttpWire {
     settings: Arc<Settings>,
 }
 
-impl HttpWireLayer {
+impl HttpWire {
     /// Layer for one server. `origins` are the CORS origins of HTTP or the allowed origins of
     /// WebSocket. A `"*"` entry in `host_allowlist` or `origins` allows any value. A request body
     /// not received within `body_timeout` gets HTTP 408.
@@ -154,74 +178,21 @@ impl HttpWireLayer {
         self
     }
 
-    /// Handles one request with `inner` behind it: what [`HttpWire`] does, without boxing the
-    /// future (the accept loop's hyper service awaits it directly).
-    pub(crate) fn handle<S>(
+    /// Handles one request with `backend` behind it.
+    pub(crate) fn handle(
         &self,
-        inner: S,
+        backend: Backend,
         req: HttpRequest,
-    ) -> impl Future<Output = Result<HttpResponse, BoxError>> + Send + 'static
-    where
-        S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError> + Send + 'static,
-        S::Future: Send,
-    {
-        handle(self.settings.clone(), inner, req)
+    ) -> impl Future<Output = Result<HttpResponse, BoxError>> + Send + 'static {
+        handle(self.settings.clone(), backend, req)
     }
 }
 
-impl<S> tower::Layer<S> for HttpWireLayer {
-    type Service = HttpWire<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        HttpWire {
-            inner,
-            settings: self.settings.clone(),
-        }
-    }
-}
-
-/// The HTTP middleware; see the module docs.
-#[derive(Debug, Clone)]
-pub struct HttpWire<S> {
-    inner: S,
+async fn handle(
     settings: Arc<Settings>,
-}
-
-type BoxFuture = Pin<Box<dyn Future<Output = Result<HttpResponse, BoxError>> + Send>>;
-
-impl<S> tower::Service<HttpRequest> for HttpWire<S>
-where
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
-    type Response = HttpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: HttpRequest) -> Self::Future {
-        let settings = self.settings.clone();
-        // Take the service that was driven to readiness, leave a fresh clone behind.
-        let clone = self.inner.clone();
-        let inner = std::mem::replace(&mut self.inner, clone);
-        Box::pin(handle(settings, inner, req))
-    }
-}
-
-async fn handle<S>(
-    settings: Arc<Settings>,
-    mut inner: S,
+    backend: Backend,
     req: HttpRequest,
-) -> Result<HttpResponse, BoxError>
-where
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>,
-{
+) -> Result<HttpResponse, BoxError> {
     if !host_allowed(&settings, req.headers()) {
         return Ok(text(
             StatusCode::FORBIDDEN,
@@ -236,19 +207,20 @@ where
 
     let is_ws_upgrade = jsonrpsee::server::ws::is_upgrade_request(&req);
     let mut rp = if is_ws_upgrade {
-        if settings.transport == Transport::Ws {
-            if !ws_origin_allowed(&settings, origin.as_ref()) {
-                return Ok(text(
-                    StatusCode::FORBIDDEN,
-                    "WebSocket origin not allowed: add it to --rpc-ws-origins (\"*\" allows any)\n",
-                ));
+        match backend {
+            Backend::Upgrade(ws) => {
+                if !ws_origin_allowed(&settings, origin.as_ref()) {
+                    return Ok(text(
+                        StatusCode::FORBIDDEN,
+                        "WebSocket origin not allowed: add it to --rpc-ws-origins (\"*\" allows any)\n",
+                    ));
+                }
+                ws.upgrade(req)
             }
-            inner.call(req).await?
-        } else {
-            text(
+            Backend::Calls(_) => text(
                 StatusCode::BAD_REQUEST,
                 "This is the l2node JSON-RPC HTTP endpoint; WebSocket connections go to the WebSocket port\n",
-            )
+            ),
         }
     } else {
         match *req.method() {
@@ -275,16 +247,14 @@ where
                 Some(page) if super::dashboard::wants_html(req.headers()) => html(page),
                 _ => describe(settings.transport),
             },
-            Method::POST if settings.transport == Transport::Http => {
-                if !content_type_is_json(req.headers()) {
-                    text(
-                        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                        "Content-Type must be application/json\n",
-                    )
-                } else {
-                    post(&settings, inner, req).await?
-                }
-            }
+            Method::POST => match &backend {
+                Backend::Calls(_) if !content_type_is_json(req.headers()) => text(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/json\n",
+                ),
+                Backend::Calls(calls) => post(&settings, calls, req).await?,
+                Backend::Upgrade(_) => method_not_allowed(settings.transport),
+            },
             _ => method_not_allowed(settings.transport),
         }
     };
@@ -296,15 +266,12 @@ where
     Ok(rp)
 }
 
-/// Reads, checks and forwards a JSON-RPC POST.
-async fn post<S>(
+/// Reads, checks and answers a JSON-RPC POST.
+async fn post(
     settings: &Settings,
-    mut inner: S,
+    calls: &dispatch::Service,
     req: HttpRequest,
-) -> Result<HttpResponse, BoxError>
-where
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>,
-{
+) -> Result<HttpResponse, BoxError> {
     let limit = settings.max_request_body;
     let declared = req
         .headers()
@@ -314,8 +281,7 @@ where
     if declared.is_some_and(|len| len > u64::from(limit)) {
         return Ok(too_large(limit));
     }
-    let (mut parts, body) = req.into_parts();
-    let mut collect = std::pin::pin!(Limited::new(body, limit as usize).collect());
+    let mut collect = std::pin::pin!(Limited::new(req.into_body(), limit as usize).collect());
     // hyper has usually read the whole body with the head: then no timer is set up at all.
     let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
     let collected = match first {
@@ -332,145 +298,14 @@ where
         }
         Err(err) => return Err(err),
     };
-    let body = match sanitize(&body) {
-        Sanitized::Unchanged(start) => body.slice(start..),
-        Sanitized::Rewritten(body) => body.into(),
-        Sanitized::ParseError => return Ok(json(StatusCode::OK, response_body(RpcError::Parse))),
-    };
-    // jsonrpsee checks the Content-Type against a fixed list: give it the one it knows.
-    parts.headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    parts
-        .headers
-        .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-    let rp = inner
-        .call(HttpRequest::from_parts(
-            parts,
-            HttpBody::new(Full::new(body)),
-        ))
-        .await?;
-
-    let (parts, body) = rp.into_parts();
-    let body = body.collect().await?.to_bytes();
-    // jsonrpsee answers notifications with `null`; JSON-RPC says: no response at all.
-    let body = if &body[..] == b"null" {
-        Default::default()
+    let rp = dispatch::answer(&body, calls, Extensions::new()).await;
+    // JSON-RPC answers notifications with nothing at all.
+    let body = if rp.is_notification() {
+        String::new()
     } else {
-        body
+        String::from(Box::<str>::from(rp.into_json()))
     };
-    Ok(HttpResponse::from_parts(
-        parts,
-        HttpBody::new(Full::new(body)),
-    ))
-}
-
-/// What [`sanitize`] decided about a request body.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Sanitized {
-    /// Forward as it is, from this offset (leading whitespace skipped).
-    Unchanged(usize),
-    /// Forward this body instead.
-    Rewritten(String),
-    /// Not JSON: answer `-32700`.
-    ParseError,
-}
-
-/// Checks a request body and replaces the entries jsonrpsee would misread (see module docs).
-pub(crate) fn sanitize(body: &[u8]) -> Sanitized {
-    let start = body
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(body.len());
-    let Ok(text) = std::str::from_utf8(&body[start..]) else {
-        return Sanitized::ParseError;
-    };
-    match text.as_bytes().first() {
-        Some(b'[') => {
-            let Ok(entries) = serde_json::from_str::<Vec<&RawValue>>(text) else {
-                return Sanitized::ParseError;
-            };
-            if entries.iter().all(|e| entry_is_sound(e)) {
-                return Sanitized::Unchanged(start);
-            }
-            let mut out = String::with_capacity(text.len());
-            out.push('[');
-            for (i, entry) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(if entry_is_sound(entry) {
-                    entry.get()
-                } else {
-                    INVALID_ENTRY
-                });
-            }
-            out.push(']');
-            Sanitized::Rewritten(out)
-        }
-        _ => match serde_json::from_str::<&RawValue>(text) {
-            Err(_) => Sanitized::ParseError,
-            Ok(value) if entry_is_sound(value) => Sanitized::Unchanged(start),
-            Ok(_) => Sanitized::Rewritten(INVALID_ENTRY.to_owned()),
-        },
-    }
-}
-
-/// Whether jsonrpsee classifies this batch entry or single request correctly by itself.
-fn entry_is_sound(entry: &RawValue) -> bool {
-    let raw = entry.get();
-    if !raw.starts_with('{') {
-        // Arrays in a batch and scalars jsonrpsee handles; a top-level scalar it calls a parse
-        // error, so rewrite it. (Nested arrays are not requests either.)
-        return false;
-    }
-    // Fast path: only the three members that matter, borrowed, no map and no key allocations
-    // (a batch of 100 spent more time here than in the calls). Duplicate keys make it fail;
-    // the general map below then keeps the last one, as before.
-    let fields = match serde_json::from_str::<Members<'_>>(raw) {
-        Ok(m) => m,
-        Err(_) => {
-            let Ok(map) = serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(raw)
-            else {
-                return false;
-            };
-            Members {
-                id: map.get("id").copied(),
-                jsonrpc: map.get("jsonrpc").copied(),
-                method: map.get("method").copied(),
-            }
-        }
-    };
-    match fields.id {
-        // jsonrpsee ids are strings, unsigned integers or null; anything else would make the
-        // object parse as a notification and vanish.
-        Some(id) => {
-            let id = id.get();
-            id == "null" || id.starts_with('"') || id.parse::<u64>().is_ok()
-        }
-        // A notification: fine if it is a well-formed one; otherwise jsonrpsee says -32700.
-        None => {
-            fields.jsonrpc.is_some_and(|v| v.get() == r#""2.0""#)
-                && fields.method.is_some_and(|m| m.get().starts_with('"'))
-        }
-    }
-}
-
-/// The members of a request object [`entry_is_sound`] looks at, as raw JSON (`null` included:
-/// a present `"id": null` is `Some`).
-#[derive(serde::Deserialize)]
-struct Members<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-}
-
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+    Ok(json(StatusCode::OK, body))
 }
 
 fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {
@@ -723,51 +558,6 @@ fn json(status: StatusCode, body: String) -> HttpResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sound_requests_pass_unchanged() {
-        let single = br#" {"jsonrpc":"2.0","method":"eth_blockNumber","id":1}"#;
-        assert_eq!(sanitize(single), Sanitized::Unchanged(1));
-        let batch = br#"[{"jsonrpc":"2.0","method":"a","id":"x"},{"jsonrpc":"2.0","method":"b"}]"#;
-        assert_eq!(sanitize(batch), Sanitized::Unchanged(0));
-        assert_eq!(sanitize(b"[]"), Sanitized::Unchanged(0));
-    }
-
-    #[test]
-    fn misread_entries_become_invalid_requests() {
-        let object_id = br#"{"jsonrpc":"2.0","method":"a","id":{}}"#;
-        assert_eq!(
-            sanitize(object_id),
-            Sanitized::Rewritten(INVALID_ENTRY.into())
-        );
-        let bad_method = br#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#;
-        assert_eq!(
-            sanitize(bad_method),
-            Sanitized::Rewritten(INVALID_ENTRY.into())
-        );
-        assert_eq!(sanitize(b"1"), Sanitized::Rewritten(INVALID_ENTRY.into()));
-        let batch =
-            br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"a","id":[1]}]"#;
-        assert_eq!(
-            sanitize(batch),
-            Sanitized::Rewritten(format!(
-                r#"[{{"jsonrpc":"2.0","method":"a","id":1}},{INVALID_ENTRY}]"#
-            ))
-        );
-    }
-
-    #[test]
-    fn invalid_json_is_a_parse_error() {
-        assert_eq!(sanitize(b""), Sanitized::ParseError);
-        assert_eq!(
-            sanitize(br#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#),
-            Sanitized::ParseError
-        );
-        assert_eq!(
-            sanitize(br#"[{"jsonrpc":"2.0","method":"sum"},{"jsonrpc":"2.0","method""#),
-            Sanitized::ParseError
-        );
-    }
 
     #[test]
     fn ws_origin_rules_follow_geth() {

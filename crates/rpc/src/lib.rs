@@ -7,6 +7,7 @@ mod convert;
 mod dashboard;
 mod debug;
 mod dev;
+mod dispatch;
 pub mod error;
 mod eth;
 mod filters;

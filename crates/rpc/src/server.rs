@@ -1,29 +1,30 @@
 //! The JSON-RPC transports: one `RpcModule` served over HTTP on one port and WebSocket on another.
 //!
-//! HTTP is jsonrpsee's server; WebSocket is `ws` (tokio-tungstenite for the frames, the module's
-//! methods called directly). `http_layer` (tower) and `middleware` (RPC) make the wire behaviour
-//! match geth and the JSON-RPC 2.0 spec on both. `accept` runs each server's accept loop: the
+//! Both serve jsonrpsee's `RpcModule`, its methods called directly by `dispatch` (one parse per
+//! message, the JSON-RPC id and batch rules) behind `middleware`'s `WireRules`: over HTTP from
+//! `http_layer` (hyper), over WebSocket from `ws` (tokio-tungstenite for the frames). Both match
+//! geth and the JSON-RPC 2.0 spec on the wire. `accept` runs each server's accept loop: the
 //! connection cap counts TCP connections, and idle or slow clients are timed out; WebSockets are
 //! pinged (`ws`) and closed when they stop answering.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use jsonrpsee::core::middleware::RpcServiceBuilder;
-use jsonrpsee::core::BoxError;
-use jsonrpsee::server::{
-    stop_channel, BatchRequestConfig, HttpRequest, HttpResponse, IdProvider, ServerBuilder,
-    ServerConfig, ServerHandle, StopHandle,
-};
+use std::sync::Arc;
+
+use jsonrpsee::core::server::ConnectionId;
+use jsonrpsee::server::{stop_channel, IdProvider, ServerHandle, StopHandle};
 use jsonrpsee::types::SubscriptionId;
 use jsonrpsee::{Methods, RpcModule};
 use tokio::net::TcpListener;
+use tower::Layer;
 
 use super::accept::{self, ConnectionLimits};
+use super::dispatch::ModuleService;
 use super::middleware::{Transport, WireRulesLayer};
 use super::ws::{WsServer, WsSettings};
 use super::{
-    http_layer::{HttpWireLayer, ProbeSource},
+    http_layer::{Backend, HttpWire, ProbeSource},
     Namespace,
 };
 use l2node_node::constants::{
@@ -265,7 +266,7 @@ pub async fn start_rpc_servers(
             None,
         )
         .with_disabled(&module, &methods, "--rpc-ws-api");
-        let wire = HttpWireLayer::new(
+        let wire = HttpWire::new(
             Transport::Ws,
             cfg.ws_max_message,
             cfg.body_read_timeout,
@@ -286,7 +287,9 @@ pub async fn start_rpc_servers(
         );
         Some((
             addr,
-            spawn_server(listener, cfg, wire, WS, move |stop| server.upgrader(stop)),
+            spawn_server(listener, cfg, wire, WS, |stop| {
+                Backend::Upgrade(server.upgrader(stop))
+            }),
         ))
     } else {
         None
@@ -302,23 +305,22 @@ pub async fn start_rpc_servers(
                 return Err(err);
             }
         };
-        let server_cfg = base_config(cfg)
-            .http_only()
-            .max_request_body_size(cfg.max_request_body)
-            .build();
         let ws_url = ws.as_ref().map(|(addr, _)| format!("ws://{addr}"));
-        let methods = http_methods;
-        let rpc = RpcServiceBuilder::new().layer(
-            WireRulesLayer::new(
-                Transport::Http,
-                &methods,
-                cfg.max_batch_size,
-                cfg.max_response_body,
-                ws_url,
-            )
-            .with_disabled(&module, &methods, "--rpc-http-api"),
-        );
-        let wire = HttpWireLayer::new(
+        let rules = WireRulesLayer::new(
+            Transport::Http,
+            &http_methods,
+            cfg.max_batch_size,
+            cfg.max_response_body,
+            ws_url,
+        )
+        .with_disabled(&module, &http_methods, "--rpc-http-api");
+        let calls = rules.layer(ModuleService {
+            methods: http_methods,
+            conn_id: ConnectionId(0),
+            max_response_body: cfg.max_response_body as usize,
+            subscriptions: None,
+        });
+        let wire = HttpWire::new(
             Transport::Http,
             cfg.max_request_body,
             cfg.body_read_timeout,
@@ -327,13 +329,10 @@ pub async fn start_rpc_servers(
         )
         .with_dashboard(ws.as_ref().map(|(addr, _)| addr.port()))
         .with_probes(cfg.probes.clone());
-        let service = ServerBuilder::with_config(server_cfg)
-            .set_rpc_middleware(rpc)
-            .to_service_builder();
         Some((
             addr,
-            spawn_server(listener, cfg, wire, "HTTP", move |stop| {
-                service.clone().build(methods.clone(), stop)
+            spawn_server(listener, cfg, wire, "HTTP", |_| {
+                Backend::Calls(Arc::new(calls))
             }),
         ))
     } else {
@@ -370,55 +369,26 @@ async fn bind(
     Ok((listener, bound))
 }
 
-/// Runs one server on `listener` with our accept loop (see `accept`), `HttpWireLayer` in front
-/// of the service `make_service` builds for each connection: jsonrpsee's HTTP service (with
-/// `WireRulesLayer` inside), or `ws`'s upgrade service.
-fn spawn_server<F, S>(
+/// Runs one server on `listener` with our accept loop (see `accept`): `wire` in front of the
+/// backend that `backend` makes with the server's stop handle.
+fn spawn_server(
     listener: TcpListener,
     cfg: &RpcServerConfig,
-    wire: HttpWireLayer,
+    wire: HttpWire,
     transport: &'static str,
-    make_service: F,
-) -> ServerHandle
-where
-    F: Fn(StopHandle) -> S + Send + 'static,
-    S: tower::Service<HttpRequest, Response = HttpResponse, Error = BoxError>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send,
-{
+    backend: impl FnOnce(StopHandle) -> Backend,
+) -> ServerHandle {
     let (stop, handle) = stop_channel();
     let limits = ConnectionLimits {
         max_connections: cfg.max_connections,
         header_timeout: cfg.header_read_timeout,
         idle_timeout: cfg.http_idle_timeout,
     };
-    let make_service = {
-        let stop = stop.clone();
-        move || make_service(stop.clone())
-    };
+    let backend = backend(stop.clone());
     tokio::spawn(accept::serve(
-        listener,
-        limits,
-        wire,
-        make_service,
-        stop,
-        transport,
+        listener, limits, wire, backend, stop, transport,
     ));
     handle
-}
-
-/// Settings of jsonrpsee's HTTP server. jsonrpsee's own batch limit is off: `WireRules` enforces
-/// it with the error code the interface wants. jsonrpsee's connection limit counts requests in
-/// flight; the accept loop's equal cap on TCP connections keeps it from ever being reached over
-/// HTTP/1.1 (each connection releases jsonrpsee's permit before its own), so it only bounds
-/// requests multiplexed over HTTP/2. (Subscriptions and their ids are `ws`'s.)
-fn base_config(cfg: &RpcServerConfig) -> jsonrpsee::server::ServerConfigBuilder {
-    ServerConfig::builder()
-        .max_response_body_size(cfg.max_response_body)
-        .max_connections(cfg.max_connections)
-        .set_batch_request_config(BatchRequestConfig::Unlimited)
 }
 
 #[cfg(test)]

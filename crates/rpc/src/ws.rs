@@ -5,11 +5,8 @@
 //!   the flag (id null), and the connection stays open; past the limit plus
 //!   [`RPC_WS_OVERSIZE_SLACK`] tungstenite stops reading it, and the `-32005` is followed by a
 //!   close frame (1009), since the connection cannot be read any further;
-//! - [`sanitize`] applies the JSON-RPC id and batch rules to the raw message (`-32700`,
-//!   `-32600` with id null, as over HTTP);
-//! - the message is parsed as jsonrpsee's server parses it and handed to the same
-//!   [`WireRules`] as HTTP (batch limit, empty batch, response size, disabled namespaces,
-//!   subscribe inside a batch, parameter errors), around [`ModuleService`], which calls the
+//! - `dispatch` parses it and answers it as an HTTP body is answered (the same JSON-RPC id and
+//!   batch rules, the same `WireRules`, plus: no subscribe call inside a batch), calling the
 //!   `RpcModule`'s methods with this connection's id, sink and subscription limit.
 //!
 //! Every answer, subscription notification and ping goes out through one channel per connection
@@ -20,35 +17,24 @@
 //! from which nothing (not even a pong) arrived for the inactivity limit (60 s) is closed.
 //!
 //! The HTTP side of the WebSocket port (connection cap, header timeout, `Host` and `Origin`
-//! checks, `GET /`, 405) stays in `accept` and `http_layer`; [`WsUpgrade`] is the service behind
-//! them, and answers the upgrade requests that passed them.
+//! checks, `GET /`, 405) stays in `accept` and `http_layer`; [`WsUpgrade`] answers the upgrade
+//! requests that passed them.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use futures::{SinkExt, StreamExt};
 use http::header::{self, HeaderValue};
 use http::{Method, StatusCode};
 use hyper::body::Bytes;
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
-use jsonrpsee::core::middleware::{
-    Batch, BatchEntry, BatchEntryErr, Notification, ResponseFuture, RpcServiceT,
-};
 use jsonrpsee::core::server::{
-    prepare_error, BoundedSubscriptions, ConnectionId, MethodCallback, MethodResponse, MethodSink,
-    Methods, SubscriptionState,
+    BoundedSubscriptions, ConnectionId, MethodResponse, MethodSink, Methods,
 };
-use jsonrpsee::core::BoxError;
 use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse, IdProvider, StopHandle};
-use jsonrpsee::types::error::ErrorCode;
-use jsonrpsee::types::{
-    ErrorObject, ErrorObjectOwned, Extensions, Id, InvalidRequest, Params, Request,
-};
+use jsonrpsee::types::{ErrorObjectOwned, Extensions, Id};
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{Instant, MissedTickBehavior};
@@ -59,16 +45,10 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::Layer;
 
+use super::dispatch::{answer, ModuleService, Service, Subscriptions};
 use super::error::RpcError;
-use super::http_layer::{sanitize, Sanitized};
-use super::middleware::{WireRules, WireRulesLayer};
+use super::middleware::WireRulesLayer;
 use l2node_node::constants::{RPC_WS_CLOSE_TIMEOUT, RPC_WS_MESSAGE_BUFFER, RPC_WS_OVERSIZE_SLACK};
-
-/// What a WebSocket connection is served with: the module's methods behind the wire rules.
-type WsService = WireRules<ModuleService>;
-
-/// The answer of one method call: ready, or the future of an async method or a subscribe call.
-type Answer = ResponseFuture<BoxFuture<'static, MethodResponse>, MethodResponse>;
 
 /// The WebSocket settings of [`super::RpcServerConfig`].
 #[derive(Debug, Clone, Copy)]
@@ -133,9 +113,8 @@ impl WsServer {
         })
     }
 
-    /// The tower service behind `http_layer` on the WebSocket port: it answers the upgrade
-    /// requests `http_layer` let through and serves each upgraded connection until it closes,
-    /// idles or `stop` fires.
+    /// What `http_layer` hands the WebSocket port's upgrade requests to: it answers them and
+    /// serves each upgraded connection until it closes, idles or `stop` fires.
     pub(crate) fn upgrader(self: &Arc<Self>, stop: StopHandle) -> WsUpgrade {
         WsUpgrade {
             server: self.clone(),
@@ -145,14 +124,16 @@ impl WsServer {
 
     /// The service of one connection: the module's methods with this connection's id, sink and
     /// subscription limit, behind the wire rules.
-    fn service(&self, conn_id: ConnectionId, sink: MethodSink) -> WsService {
+    fn service(&self, conn_id: ConnectionId, sink: MethodSink) -> Service {
         self.rules.layer(ModuleService {
             methods: self.methods.clone(),
             conn_id,
             max_response_body: self.settings.max_response_body as usize,
-            subscriptions: BoundedSubscriptions::new(self.settings.max_subscriptions),
-            sink,
-            id_provider: self.id_provider.clone(),
+            subscriptions: Some(Subscriptions {
+                bound: BoundedSubscriptions::new(self.settings.max_subscriptions),
+                sink,
+                id_provider: self.id_provider.clone(),
+            }),
         })
     }
 
@@ -295,7 +276,7 @@ impl End {
 
 /// What the read loop of one connection needs to answer a message.
 struct Connection {
-    service: Arc<WsService>,
+    service: Arc<Service>,
     sink: MethodSink,
     extensions: Extensions,
     pending: mpsc::Sender<()>,
@@ -349,62 +330,6 @@ impl Connection {
     }
 }
 
-/// The answer to one whole message: the id and batch rules of `sanitize`, then jsonrpsee's own
-/// parsing (as its `handle_rpc_call`, which is not public) into `service`.
-async fn answer(data: &[u8], service: &WsService, extensions: Extensions) -> MethodResponse {
-    let rewritten;
-    let body = match sanitize(data) {
-        Sanitized::Unchanged(start) => &data[start..],
-        Sanitized::Rewritten(body) => {
-            rewritten = body;
-            rewritten.as_bytes()
-        }
-        Sanitized::ParseError => return parse_error(),
-    };
-    if body.first() == Some(&b'[') {
-        let Ok(entries) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
-            return parse_error();
-        };
-        let batch = entries
-            .into_iter()
-            .map(|entry| batch_entry(entry.get(), &extensions))
-            .collect();
-        return service.batch(Batch::from(batch)).await;
-    }
-    if let Ok(mut req) = serde_json::from_slice::<Request<'_>>(body) {
-        req.extensions = extensions;
-        service.call(req).await
-    } else if let Ok(mut n) = serde_json::from_slice::<Notification<'_>>(body) {
-        n.extensions = extensions;
-        service.notification(n).await
-    } else {
-        // An object that is neither: `-32600` with its id if it has a usable one.
-        let (id, code) = prepare_error(body);
-        MethodResponse::error(id, ErrorObject::from(code))
-    }
-}
-
-/// One entry of a batch, classified as jsonrpsee's server does.
-fn batch_entry<'a>(
-    raw: &'a str,
-    extensions: &Extensions,
-) -> Result<BatchEntry<'a>, BatchEntryErr<'a>> {
-    if let Ok(mut req) = serde_json::from_str::<Request<'a>>(raw) {
-        req.extensions = extensions.clone();
-        return Ok(BatchEntry::Call(req));
-    }
-    if let Ok(mut n) = serde_json::from_str::<Notification<'a>>(raw) {
-        n.extensions = extensions.clone();
-        return Ok(BatchEntry::Notification(n));
-    }
-    let id = serde_json::from_str::<InvalidRequest<'a>>(raw).map_or(Id::Null, |r| r.id);
-    Err(BatchEntryErr::new(id, ErrorCode::InvalidRequest.into()))
-}
-
-fn parse_error() -> MethodResponse {
-    MethodResponse::error(Id::Null, ErrorObjectOwned::from(RpcError::Parse))
-}
-
 /// The writer task of one connection: answers and notifications from the sink, pings, and at
 /// the end the close frame. Ends when told to close, when the socket fails, or when every sender
 /// of the sink is gone; dropping `out` then ends the connection's subscriptions.
@@ -453,30 +378,24 @@ fn text(json: Box<RawValue>) -> Message {
     Message::Text(String::from(Box::<str>::from(json)).into())
 }
 
-/// The service behind `http_layer` on the WebSocket port (see [`WsServer::upgrader`]).
+/// What `http_layer` hands the WebSocket port's upgrade requests to (see [`WsServer::upgrader`]).
 #[derive(Clone)]
 pub(crate) struct WsUpgrade {
     server: Arc<WsServer>,
     stop: StopHandle,
 }
 
-impl tower::Service<HttpRequest> for WsUpgrade {
-    type Response = HttpResponse;
-    type Error = BoxError;
-    type Future = std::future::Ready<Result<HttpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: HttpRequest) -> Self::Future {
+impl WsUpgrade {
+    /// Answers an upgrade request that passed `http_layer`'s checks: `101 Switching Protocols`,
+    /// and once hyper has sent it, the connection is served on a task of its own.
+    pub(crate) fn upgrade(self, mut req: HttpRequest) -> HttpResponse {
         let accept = match handshake(&req) {
             Ok(accept) => accept,
-            Err(rp) => return std::future::ready(Ok(*rp)),
+            Err(rp) => return *rp,
         };
         // Taken now, before hyper sends the 101: the socket is handed over once it is sent.
         let on_upgrade = hyper::upgrade::on(&mut req);
-        let (server, stop) = (self.server.clone(), self.stop.clone());
+        let Self { server, stop } = self;
         tokio::spawn(async move {
             match on_upgrade.await {
                 Ok(upgraded) => server.serve(upgraded, stop).await,
@@ -489,7 +408,7 @@ impl tower::Service<HttpRequest> for WsUpgrade {
         h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
         h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
         h.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
-        std::future::ready(Ok(rp))
+        rp
     }
 }
 
@@ -546,96 +465,6 @@ fn plain(status: StatusCode, body: &'static str) -> HttpResponse {
     rp
 }
 
-/// The `RpcModule`'s methods called for one WebSocket connection: what jsonrpsee's
-/// `RpcService` does for its own WebSocket server (its constructor is crate-private), with this
-/// connection's id (the key of its subscriptions, which `eth_unsubscribe` looks up), sink and
-/// subscription limit.
-#[derive(Clone)]
-pub(crate) struct ModuleService {
-    methods: Methods,
-    conn_id: ConnectionId,
-    max_response_body: usize,
-    subscriptions: BoundedSubscriptions,
-    sink: MethodSink,
-    id_provider: Arc<dyn IdProvider>,
-}
-
-impl RpcServiceT for ModuleService {
-    type MethodResponse = MethodResponse;
-    type BatchResponse = MethodResponse;
-    type NotificationResponse = MethodResponse;
-
-    fn call<'a>(&self, req: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        let Request {
-            id,
-            method,
-            params,
-            extensions,
-            ..
-        } = req;
-        let params = Params::new(params.as_deref().map(RawValue::get));
-        let max = self.max_response_body;
-        match self.methods.method(&method) {
-            None => Answer::ready(
-                MethodResponse::error(id, ErrorObject::from(ErrorCode::MethodNotFound))
-                    .with_extensions(extensions),
-            ),
-            Some(MethodCallback::Sync(cb)) => Answer::ready(cb(id, params, max, extensions)),
-            Some(MethodCallback::Async(cb)) => Answer::future(cb(
-                id.into_owned(),
-                params.into_owned(),
-                self.conn_id,
-                max,
-                extensions,
-            )),
-            Some(MethodCallback::Subscription(cb)) => match self.subscriptions.acquire() {
-                Some(permit) => {
-                    let state = SubscriptionState {
-                        conn_id: self.conn_id,
-                        id_provider: &*self.id_provider,
-                        subscription_permit: permit,
-                    };
-                    Answer::future(cb(id, params, self.sink.clone(), state, extensions))
-                }
-                None => Answer::ready(
-                    MethodResponse::error(
-                        id,
-                        ErrorObjectOwned::from(RpcError::LimitExceeded(format!(
-                            "this connection already has {} subscriptions, the most allowed \
-                             (--rpc-ws-max-subscriptions); unsubscribe one or open another \
-                             connection",
-                            self.subscriptions.max()
-                        ))),
-                    )
-                    .with_extensions(extensions),
-                ),
-            },
-            // Never limited: unsubscribing must always be possible.
-            Some(MethodCallback::Unsubscription(cb)) => {
-                Answer::ready(cb(id, params, self.conn_id, max, extensions))
-            }
-        }
-    }
-
-    /// Never called: `WireRules`, always around this service, answers a batch entry by entry
-    /// through [`Self::call`] (one copy of the batch rules, in `middleware`).
-    fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        debug_assert!(false, "WireRules answers batches");
-        drop(batch);
-        std::future::ready(MethodResponse::error(
-            Id::Null,
-            ErrorObject::from(ErrorCode::InternalError),
-        ))
-    }
-
-    fn notification<'a>(
-        &self,
-        n: Notification<'a>,
-    ) -> impl Future<Output = MethodResponse> + Send + 'a {
-        std::future::ready(MethodResponse::notification().with_extensions(n.extensions))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,7 +514,7 @@ mod tests {
         )
     }
 
-    async fn ask(service: &WsService, message: &str) -> MethodResponse {
+    async fn ask(service: &Service, message: &str) -> MethodResponse {
         answer(message.as_bytes(), service, Extensions::new()).await
     }
 

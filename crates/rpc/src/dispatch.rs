@@ -1,0 +1,352 @@
+//! One JSON-RPC message (an HTTP body or a whole WebSocket message) answered by the module's
+//! methods, the same way on both transports.
+//!
+//! The message is parsed once: a well-formed call (or each well-formed entry of a batch) is read
+//! straight into jsonrpsee's `Request`, which borrows its method and params from the message.
+//! Only what does not parse as one goes through the slower checks below, which answer what
+//! jsonrpsee 0.26 gets wrong the way geth and the JSON-RPC 2.0 spec do:
+//! - invalid JSON gets `-32700` with id null;
+//! - a valid JSON value that is not an object or array gets `-32600` (jsonrpsee: `-32700`);
+//! - an object whose `id` is an object, array, bool or not an unsigned integer gets `-32600` with
+//!   id null (jsonrpsee parses it as a notification and drops it);
+//! - an object without `id` whose `jsonrpc` or `method` is wrong gets `-32600` (jsonrpsee:
+//!   `-32700`);
+//! - notifications, alone or in a batch, get no answer.
+//!
+//! The parsed calls go to [`WireRules`] (batch limit, response size, disabled namespaces,
+//! parameter errors) around [`ModuleService`], which calls the `RpcModule`'s methods as
+//! jsonrpsee's own `RpcService` does (its constructor is crate-private).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use jsonrpsee::core::middleware::{
+    Batch, BatchEntry, BatchEntryErr, Notification, ResponseFuture, RpcServiceT,
+};
+use jsonrpsee::core::server::{
+    prepare_error, BoundedSubscriptions, ConnectionId, MethodCallback, MethodResponse, MethodSink,
+    Methods, SubscriptionState,
+};
+use jsonrpsee::server::IdProvider;
+use jsonrpsee::types::error::ErrorCode;
+use jsonrpsee::types::{
+    ErrorObject, ErrorObjectOwned, Extensions, Id, InvalidRequest, Params, Request,
+};
+use serde_json::value::RawValue;
+
+use super::error::RpcError;
+use super::middleware::WireRules;
+
+/// What a connection's messages are answered by: the module's methods behind the wire rules.
+pub(crate) type Service = WireRules<ModuleService>;
+
+/// The answer of one method call: ready, or the future of an async method or a subscribe call.
+type Answer = ResponseFuture<BoxFuture<'static, MethodResponse>, MethodResponse>;
+
+/// The answer to one whole message (leading whitespace allowed).
+pub(crate) async fn answer(
+    data: &[u8],
+    service: &Service,
+    extensions: Extensions,
+) -> MethodResponse {
+    let start = data
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(data.len());
+    let body = &data[start..];
+    if body.first() == Some(&b'[') {
+        let Ok(entries) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
+            return parse_error();
+        };
+        let batch = entries
+            .into_iter()
+            .map(|entry| batch_entry(entry, &extensions))
+            .collect();
+        return service.batch(Batch::from(batch)).await;
+    }
+    if let Ok(mut req) = serde_json::from_slice::<Request<'_>>(body) {
+        req.extensions = extensions;
+        return service.call(req).await;
+    }
+    let Ok(entry) = serde_json::from_slice::<&RawValue>(body) else {
+        return parse_error();
+    };
+    if !entry_is_sound(entry) {
+        return MethodResponse::error(Id::Null, ErrorObject::from(ErrorCode::InvalidRequest));
+    }
+    if let Ok(mut n) = serde_json::from_str::<Notification<'_>>(entry.get()) {
+        n.extensions = extensions;
+        return service.notification(n).await;
+    }
+    // An object that is neither: `-32600` with its id if it has a usable one.
+    let (id, code) = prepare_error(body);
+    MethodResponse::error(id, ErrorObject::from(code))
+}
+
+/// One entry of a batch, classified as jsonrpsee's server does, with the rules of the module
+/// docs for the entries it would misread.
+fn batch_entry<'a>(
+    entry: &'a RawValue,
+    extensions: &Extensions,
+) -> Result<BatchEntry<'a>, BatchEntryErr<'a>> {
+    let raw = entry.get();
+    if let Ok(mut req) = serde_json::from_str::<Request<'a>>(raw) {
+        req.extensions = extensions.clone();
+        return Ok(BatchEntry::Call(req));
+    }
+    if !entry_is_sound(entry) {
+        return Err(BatchEntryErr::new(
+            Id::Null,
+            ErrorCode::InvalidRequest.into(),
+        ));
+    }
+    if let Ok(mut n) = serde_json::from_str::<Notification<'a>>(raw) {
+        n.extensions = extensions.clone();
+        return Ok(BatchEntry::Notification(n));
+    }
+    let id = serde_json::from_str::<InvalidRequest<'a>>(raw).map_or(Id::Null, |r| r.id);
+    Err(BatchEntryErr::new(id, ErrorCode::InvalidRequest.into()))
+}
+
+/// `-32700` with id null.
+pub(crate) fn parse_error() -> MethodResponse {
+    MethodResponse::error(Id::Null, ErrorObjectOwned::from(RpcError::Parse))
+}
+
+/// Whether jsonrpsee classifies this single request or batch entry correctly by itself (see the
+/// module docs): an object whose `id` is null, a string or an unsigned integer, or a
+/// well-formed notification.
+fn entry_is_sound(entry: &RawValue) -> bool {
+    let raw = entry.get();
+    if !raw.starts_with('{') {
+        return false;
+    }
+    // Only the three members that matter, borrowed. Duplicate keys make it fail; the general
+    // map below then keeps the last one.
+    let fields = match serde_json::from_str::<Members<'_>>(raw) {
+        Ok(m) => m,
+        Err(_) => {
+            let Ok(map) = serde_json::from_str::<std::collections::HashMap<String, &RawValue>>(raw)
+            else {
+                return false;
+            };
+            Members {
+                id: map.get("id").copied(),
+                jsonrpc: map.get("jsonrpc").copied(),
+                method: map.get("method").copied(),
+            }
+        }
+    };
+    match fields.id {
+        Some(id) => {
+            let id = id.get();
+            id == "null" || id.starts_with('"') || id.parse::<u64>().is_ok()
+        }
+        None => {
+            fields.jsonrpc.is_some_and(|v| v.get() == r#""2.0""#)
+                && fields.method.is_some_and(|m| m.get().starts_with('"'))
+        }
+    }
+}
+
+/// The members of a request object [`entry_is_sound`] looks at, as raw JSON (`null` included:
+/// a present `"id": null` is `Some`).
+#[derive(serde::Deserialize)]
+struct Members<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// A WebSocket connection's subscriptions: its limit, its sink and how ids are made.
+#[derive(Clone)]
+pub(crate) struct Subscriptions {
+    pub(crate) bound: BoundedSubscriptions,
+    pub(crate) sink: MethodSink,
+    pub(crate) id_provider: Arc<dyn IdProvider>,
+}
+
+/// The `RpcModule`'s methods called for one connection (WebSocket) or one server (HTTP, which
+/// has no subscriptions: `WireRules` refuses them first).
+#[derive(Clone)]
+pub(crate) struct ModuleService {
+    pub(crate) methods: Methods,
+    pub(crate) conn_id: ConnectionId,
+    pub(crate) max_response_body: usize,
+    pub(crate) subscriptions: Option<Subscriptions>,
+}
+
+impl RpcServiceT for ModuleService {
+    type MethodResponse = MethodResponse;
+    type BatchResponse = MethodResponse;
+    type NotificationResponse = MethodResponse;
+
+    fn call<'a>(&self, req: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
+        let Request {
+            id,
+            method,
+            params,
+            extensions,
+            ..
+        } = req;
+        let params = Params::new(params.as_deref().map(RawValue::get));
+        let max = self.max_response_body;
+        let error = |id, err: ErrorObjectOwned, extensions| {
+            Answer::ready(MethodResponse::error(id, err).with_extensions(extensions))
+        };
+        match self.methods.method(&method) {
+            None => error(id, ErrorCode::MethodNotFound.into(), extensions),
+            Some(MethodCallback::Sync(cb)) => Answer::ready(cb(id, params, max, extensions)),
+            Some(MethodCallback::Async(cb)) => Answer::future(cb(
+                id.into_owned(),
+                params.into_owned(),
+                self.conn_id,
+                max,
+                extensions,
+            )),
+            Some(MethodCallback::Subscription(cb)) => {
+                let Some(subs) = &self.subscriptions else {
+                    return error(id, ErrorCode::InternalError.into(), extensions);
+                };
+                match subs.bound.acquire() {
+                    Some(permit) => {
+                        let state = SubscriptionState {
+                            conn_id: self.conn_id,
+                            id_provider: &*subs.id_provider,
+                            subscription_permit: permit,
+                        };
+                        Answer::future(cb(id, params, subs.sink.clone(), state, extensions))
+                    }
+                    None => error(
+                        id,
+                        RpcError::LimitExceeded(format!(
+                            "this connection already has {} subscriptions, the most allowed \
+                             (--rpc-ws-max-subscriptions); unsubscribe one or open another \
+                             connection",
+                            subs.bound.max()
+                        ))
+                        .into(),
+                        extensions,
+                    ),
+                }
+            }
+            // Never limited: unsubscribing must always be possible.
+            Some(MethodCallback::Unsubscription(cb)) => {
+                Answer::ready(cb(id, params, self.conn_id, max, extensions))
+            }
+        }
+    }
+
+    /// Never called: `WireRules`, always around this service, answers a batch entry by entry
+    /// through [`Self::call`] (one copy of the batch rules, in `middleware`).
+    fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
+        debug_assert!(false, "WireRules answers batches");
+        drop(batch);
+        std::future::ready(MethodResponse::error(
+            Id::Null,
+            ErrorObject::from(ErrorCode::InternalError),
+        ))
+    }
+
+    fn notification<'a>(
+        &self,
+        n: Notification<'a>,
+    ) -> impl Future<Output = MethodResponse> + Send + 'a {
+        std::future::ready(MethodResponse::notification().with_extensions(n.extensions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::middleware::{Transport, WireRulesLayer};
+    use jsonrpsee::RpcModule;
+    use serde_json::Value;
+    use tower::Layer;
+
+    /// The methods of a tiny module over HTTP, with a batch limit of 4.
+    fn service() -> Service {
+        let mut module = RpcModule::new(());
+        module
+            .register_method("eth_blockNumber", |_, _, _| "0x0")
+            .unwrap();
+        let methods: Methods = module.into();
+        WireRulesLayer::new(Transport::Http, &methods, 4, 1 << 20, None).layer(ModuleService {
+            methods,
+            conn_id: ConnectionId(0),
+            max_response_body: 1 << 20,
+            subscriptions: None,
+        })
+    }
+
+    async fn ask(message: &str) -> Value {
+        let rp = answer(message.as_bytes(), &service(), Extensions::new()).await;
+        serde_json::from_str(rp.as_json().get()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn sound_requests_are_answered_alone_and_in_batches() {
+        let call = r#" {"jsonrpc":"2.0","method":"eth_blockNumber","id":1}"#;
+        assert_eq!(
+            ask(call).await,
+            serde_json::json!({"jsonrpc":"2.0","result":"0x0","id":1})
+        );
+        let batch = format!(r#"[{call},{{"jsonrpc":"2.0","method":"eth_blockNumber","id":"x"}}]"#);
+        let v = ask(&batch).await;
+        assert_eq!((&v[0]["id"], &v[1]["id"]), (&1.into(), &"x".into()), "{v}");
+    }
+
+    #[tokio::test]
+    async fn misread_entries_become_invalid_requests_with_id_null() {
+        for message in [
+            r#"{"jsonrpc":"2.0","method":"eth_blockNumber","id":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"eth_blockNumber","id":true}"#,
+            r#"{"jsonrpc":"2.0","method":"eth_blockNumber","id":-1}"#,
+            r#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+            "1",
+            "[]",
+        ] {
+            let v = ask(message).await;
+            assert_eq!(v["error"]["code"], -32600, "{message}: {v}");
+            assert!(v["id"].is_null(), "{message}: {v}");
+        }
+        let v =
+            ask(r#"[{"jsonrpc":"2.0","method":"eth_blockNumber","id":1},{"id":[1]},["x"]]"#).await;
+        assert_eq!(v[0]["result"], "0x0", "{v}");
+        for entry in [&v[1], &v[2]] {
+            assert_eq!(entry["error"]["code"], -32600, "{v}");
+            assert!(entry["id"].is_null(), "{v}");
+        }
+    }
+
+    #[tokio::test]
+    async fn invalid_json_is_a_parse_error() {
+        for message in [
+            "",
+            "{not json",
+            r#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#,
+            r#"[{"jsonrpc":"2.0","method":"sum"},{"jsonrpc":"2.0","method""#,
+        ] {
+            let v = ask(message).await;
+            assert_eq!(v["error"]["code"], -32700, "{message}: {v}");
+            assert!(v["id"].is_null(), "{message}: {v}");
+        }
+    }
+
+    #[tokio::test]
+    async fn notifications_get_no_answer() {
+        let note = r#"{"jsonrpc":"2.0","method":"eth_blockNumber"}"#;
+        for message in [note.to_owned(), format!("[{note},{note}]")] {
+            let rp = answer(message.as_bytes(), &service(), Extensions::new()).await;
+            assert!(rp.is_notification(), "{message}");
+        }
+    }
+}
