@@ -319,8 +319,11 @@ fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {
     let Ok(host) = host.to_str() else {
         return false;
     };
-    let name = strip_port(host).to_ascii_lowercase();
-    allowlist.contains(&name)
+    let name = strip_port(host);
+    // The allowlist is lower-cased once; each request compares without allocating.
+    allowlist
+        .iter()
+        .any(|allowed| allowed.eq_ignore_ascii_case(name))
 }
 
 /// `example.com:80` -> `example.com`; `[::1]:8545` -> `::1`.
