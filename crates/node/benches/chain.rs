@@ -14,7 +14,8 @@ use alloy_sol_types::{sol, SolCall};
 use l2node_node::chain::Chain;
 use l2node_node::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
 use l2node_node::dev::dev_accounts;
-use l2node_node::sync::import_range;
+use l2node_node::pool::{Pool, PoolConfig};
+use l2node_node::sync::{import_gossiped, import_range};
 
 mod common;
 use common::{env_or, fresh, open, sign};
@@ -89,11 +90,15 @@ fn run(
     let pre: Vec<Block<TxEnvelope>> = (1..first).map(stored).collect();
     let blocks_to_import: Vec<Block<TxEnvelope>> =
         (first..=chain.head().header.number).map(stored).collect();
+    let fresh_follower = |dir: &tempfile::TempDir| {
+        let node = open(dir.path());
+        for b in &pre {
+            node.import(b.clone()).unwrap();
+        }
+        node
+    };
     let dir2 = tempfile::tempdir().unwrap();
-    let follower = open(dir2.path());
-    for b in &pre {
-        follower.import(b.clone()).unwrap();
-    }
+    let follower = fresh_follower(&dir2);
     let start = Instant::now();
     for b in &blocks_to_import {
         follower.import(b.clone()).unwrap();
@@ -108,10 +113,7 @@ fn run(
     // As a follower syncs: encoded blocks in ranges as large as a peer's answer, each range
     // durable at its end, senders recovered ahead of execution.
     let dir3 = tempfile::tempdir().unwrap();
-    let syncer = open(dir3.path());
-    for b in pre {
-        syncer.import(b).unwrap();
-    }
+    let syncer = fresh_follower(&dir3);
     let mut ranges: Vec<Vec<Bytes>> = vec![Vec::new()];
     let mut range_bytes = 0;
     for b in &blocks_to_import {
@@ -137,6 +139,32 @@ fn run(
         start.elapsed().as_secs_f64(),
     );
     assert_eq!(syncer.head().hash, chain.head().hash);
+
+    // As a live follower imports gossiped blocks whose transactions it pooled when they were
+    // gossiped before them: senders from the pool. Pooling is not timed (it happened earlier,
+    // off the block's path), each import is durable as block by block.
+    let dir4 = tempfile::tempdir().unwrap();
+    let live = fresh_follower(&dir4);
+    let pool = Pool::new(PoolConfig::default()).unwrap();
+    let mut secs = 0.0;
+    for (n, b) in (first..).zip(&blocks_to_import) {
+        let state = live.storage().state_at(None).unwrap();
+        let next = live.next_block();
+        let senders = chain.storage().block(n).unwrap().unwrap().senders;
+        for (tx, sender) in b.body.transactions.iter().zip(senders) {
+            pool.add(Recovered::new_unchecked(tx.clone(), sender), &state, &next)
+                .unwrap();
+        }
+        drop(state);
+        let raw = alloy_rlp::encode(b);
+        let start = Instant::now();
+        import_gossiped(&live, &pool, &raw).unwrap();
+        secs += start.elapsed().as_secs_f64();
+        let hashes: Vec<_> = b.body.transactions.iter().map(|tx| *tx.tx_hash()).collect();
+        pool.remove(&hashes);
+    }
+    report(&format!("gossip  {label}, senders pooled"), total, secs);
+    assert_eq!(live.head().hash, chain.head().hash);
 }
 
 fn cold_start(blocks: usize) {

@@ -72,6 +72,7 @@ pub(super) enum Done {
 /// Starts the importer thread; it ends once the returned job sender is dropped.
 pub(super) fn spawn_importer(
     chain: Arc<Chain>,
+    pool: Arc<Pool>,
     done: mpsc::UnboundedSender<Done>,
 ) -> std::io::Result<(
     std::sync::mpsc::Sender<ImportJob>,
@@ -80,12 +81,13 @@ pub(super) fn spawn_importer(
     let (import_tx, import_rx) = std::sync::mpsc::channel();
     let thread = std::thread::Builder::new()
         .name("l2node-import".into())
-        .spawn(move || run_importer(&chain, import_rx, done))?;
+        .spawn(move || run_importer(&chain, &pool, import_rx, done))?;
     Ok((import_tx, thread))
 }
 
 fn run_importer(
     chain: &Arc<Chain>,
+    pool: &Pool,
     jobs: std::sync::mpsc::Receiver<ImportJob>,
     done: mpsc::UnboundedSender<Done>,
 ) {
@@ -98,7 +100,7 @@ fn run_importer(
             ImportJob::Gossip { peer, id, raw } => Done::Gossip {
                 peer,
                 id,
-                result: sync::import_raw(chain, &raw),
+                result: sync::import_gossiped(chain, pool, &raw),
             },
         };
         if done.send(result).is_err() {

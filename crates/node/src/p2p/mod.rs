@@ -263,8 +263,9 @@ pub async fn spawn(
 
     let (commands, command_rx) = mpsc::unbounded_channel();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let (import_tx, importer) = importer::spawn_importer(chain.clone(), done_tx.clone())
-        .map_err(|e| P2pError::Setup(e.to_string()))?;
+    let (import_tx, importer) =
+        importer::spawn_importer(chain.clone(), pool.clone(), done_tx.clone())
+            .map_err(|e| P2pError::Setup(e.to_string()))?;
     let snap_server = Arc::new(crate::sync::snap::SnapServer::default());
     let can_join = cfg.snap_sync
         && {

@@ -12,6 +12,7 @@ use crate::constants::{
     SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD,
 };
 use crate::pool::Pool;
+use alloy_consensus::transaction::SignerRecoverable;
 use l2node_storage::StorageError;
 
 pub mod snap;
@@ -186,6 +187,33 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
     import_decoded(chain, raw, decode_block(raw)?, None, durable)
 }
 
+/// [`import_raw`] of a gossiped block, whose transactions a live follower has usually pooled
+/// already (from the transactions topic): their senders come from `pool`, recovered when each
+/// was pooled (a transaction's hash covers its signature, so the same hash is the same signed
+/// transaction), and only the others are recovered here, as geth's and reth's sender caches do.
+/// A block none of whose transactions are pooled is recovered as usual (on all cores).
+pub fn import_gossiped(chain: &Chain, pool: &Pool, raw: &[u8]) -> Result<Imported, ImportRefusal> {
+    let block = decode_block(raw)?;
+    let senders = pooled_senders(pool, &block.body.transactions);
+    import_decoded(chain, raw, block, senders, true)
+}
+
+/// The senders of `txs`, from the pool where it holds them; `None` when it holds none of them
+/// or one of the others has a bad signature (the import then recovers them and reports it).
+fn pooled_senders(pool: &Pool, txs: &[TxEnvelope]) -> Option<Vec<Address>> {
+    let pooled: Vec<Option<Address>> = txs
+        .iter()
+        .map(|tx| pool.get(tx.tx_hash()).map(|p| p.sender()))
+        .collect();
+    if !pooled.iter().any(Option::is_some) {
+        return None;
+    }
+    txs.iter()
+        .zip(pooled)
+        .map(|(tx, sender)| sender.or_else(|| tx.recover_signer().ok()))
+        .collect()
+}
+
 /// A block's RLP, with nothing after it.
 fn decode_block(raw: &[u8]) -> Result<Block<TxEnvelope>, ImportRefusal> {
     let mut rest = raw;
@@ -332,7 +360,9 @@ impl RangePlanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_utils::{dev_spec, produce_block, signed_transfer};
+    use crate::pool::PoolConfig;
+    use crate::test_utils::{dev_spec, key, produce_block, signed_transfer};
+    use alloy_consensus::transaction::Recovered;
 
     #[test]
     fn a_range_imports_with_senders_recovered_ahead_and_stops_at_a_bad_block() {
@@ -390,6 +420,56 @@ mod tests {
                 "block {n}"
             );
         }
+    }
+
+    #[test]
+    fn a_gossiped_block_takes_the_senders_its_transactions_were_pooled_with() {
+        let spec = std::sync::Arc::new(dev_spec());
+        let open = |dir: &tempfile::TempDir| {
+            let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
+            Chain::open(storage, spec.clone()).unwrap()
+        };
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (miner, follower) = (open(&a), open(&b));
+        let to = Address::repeat_byte(7);
+        let txs: Vec<_> = (0..3)
+            .map(|n| signed_transfer(&spec, 0, n, to, 1))
+            .collect();
+        let envelopes: Vec<TxEnvelope> = txs.iter().map(|tx| tx.inner().clone()).collect();
+        let pool = |pooled: &[Recovered<TxEnvelope>]| {
+            let pool = Pool::new(PoolConfig::default()).unwrap();
+            let state = follower.storage().state_at(None).unwrap();
+            for tx in pooled {
+                pool.add(tx.clone(), &state, &follower.next_block())
+                    .unwrap();
+            }
+            pool
+        };
+        let sender = key(0).address();
+
+        // Nothing pooled: the import recovers them all, on all cores.
+        assert_eq!(pooled_senders(&pool(&[]), &envelopes), None);
+        // The pool's word for those it holds (here a sender it was told, to show whose word is
+        // taken), recovery for the others.
+        let told = Recovered::new_unchecked(envelopes[1].clone(), key(1).address());
+        assert_eq!(
+            pooled_senders(&pool(&[told]), &envelopes),
+            Some(vec![sender, key(1).address(), sender])
+        );
+
+        produce_block(&miner, txs.clone());
+        let stored = miner.storage().block(1).unwrap().unwrap();
+        let raw = alloy_rlp::encode(Block {
+            header: stored.header,
+            body: stored.body,
+        });
+        let imported = import_gossiped(&follower, &pool(&txs[..2]), &raw).unwrap();
+        assert!(matches!(imported, Imported::New(1)), "{imported:?}");
+        assert_eq!(follower.head().hash, miner.head().hash);
+        assert_eq!(
+            follower.storage().block(1).unwrap().unwrap().senders,
+            vec![sender; 3]
+        );
     }
 
     #[test]
