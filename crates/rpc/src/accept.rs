@@ -22,8 +22,8 @@
 //!   graceful shutdown); WebSockets close through the stop handle `ws` holds.
 //!
 //! Per request this adds a few relaxed atomic operations on the connection's own counters (and
-//! a relaxed store per socket read): no allocation, no lock. The watchdog wakes every quarter timeout (at most
-//! once a second) per connection. (hyper's `header_read_timeout` would allocate and register a
+//! a relaxed store per socket read): no allocation, no lock. The watchdog wakes every quarter
+//! timeout (at most once a second) per connection. (hyper's `header_read_timeout` would allocate and register a
 //! timer for every request, and cannot tell a slow header from an idle keep-alive connection.)
 
 use std::collections::HashMap;

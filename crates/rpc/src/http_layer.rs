@@ -1,29 +1,3 @@
-//! HTTP-level tower middleware in front of each server's service: host allowlist, CORS, `GET /`,
-//! 405/415/413 and the request-body checks jsonrpsee gets wrong. On the WebSocket port it checks
-//! `Host` and `Origin` before handing an upgrade request to `ws`, which applies [`sanitize`] to
-//! each whole WebSocket message as `post` does to a body.
-//!
-//! CORS stays hand-written: tower-http's `CorsLayer` answers every `OPTIONS` itself with 200 and
-//! no `Access-Control-Allow-Origin` for a foreign origin, where this server answers 403 naming
-//! `--rpc-http-cors-origins` (and 405 to an `OPTIONS` without `Origin`).
-//!
-//! jsonrpsee 0.26 answers several cases differently from geth and the JSON-RPC 2.0 spec, and it
-//! never shows those requests to the RPC middleware, so they are fixed here on the raw body:
-//! - invalid JSON gets HTTP 400 when the body does not start with `{`/`[`: here always HTTP 200
-//!   with `-32700` and id null, like geth;
-//! - a valid JSON value that is not an object or array gets `-32700`: here `-32600`;
-//! - an object whose `id` is an object, array, bool or not an unsigned integer parses as a
-//!   *notification* and is silently dropped: here it is answered with `-32600`, id null;
-//! - an object without `id` whose `jsonrpc` or `method` is wrong gets `-32700`: here `-32600`;
-//! - a notification answers with the body `null`: here an empty body;
-//! - an oversized body gets 413 with `-32007`: here 413 with `-32005` naming the limit and flag.
-//!
-//! A body that does not arrive within the body timeout gets 408 with `-32005`, and the connection
-//! is closed: a client trickling its body cannot hold a connection slot (see `accept`).
-//!
-//! Requests to rewrite are replaced by `{"id":null}`, which jsonrpsee answers with exactly the
-//! spec's `{"jsonrpc":"2.0","error":{"code":-32600,..},"id":null}`.
-
 //! The HTTP side of each server, in front of the JSON-RPC calls: host allowlist, CORS, `GET /`,
 //! the probes, 405/415/413/408, and on the HTTP port the POST body, answered by `dispatch` (one
 //! parse, the JSON-RPC id and batch rules, `WireRules`, the module's methods). On the WebSocket
@@ -128,7 +102,7 @@ pub struct HttpWire {
 }
 
 impl HttpWire {
-    /// Layer for one server. `origins` are the CORS origins of HTTP or the allowed origins of
+    /// The HTTP side of one server. `origins` are the CORS origins of HTTP or the allowed origins of
     /// WebSocket. A `"*"` entry in `host_allowlist` or `origins` allows any value. A request body
     /// not received within `body_timeout` gets HTTP 408.
     pub fn new(

@@ -8,9 +8,8 @@
 //! pinged (`ws`) and closed when they stop answering.
 
 use std::net::SocketAddr;
-use std::time::Duration;
-
 use std::sync::Arc;
+use std::time::Duration;
 
 use jsonrpsee::core::server::ConnectionId;
 use jsonrpsee::server::{stop_channel, IdProvider, ServerHandle, StopHandle};
