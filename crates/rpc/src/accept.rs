@@ -37,7 +37,7 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use jsonrpsee::server::{HttpBody, StopHandle};
+use jsonrpsee::server::StopHandle;
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -279,7 +279,7 @@ async fn connection(
     let (requests, registry) = (activity.clone(), open.clone());
     let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
         let in_flight = InFlight::start(&requests, &registry);
-        let response = wire.handle(backend.clone(), req.map(HttpBody::new));
+        let response = wire.handle(backend.clone(), req);
         async move {
             let _in_flight = in_flight;
             // (An error closes the connection, as with jsonrpsee's server. `io::Error` rather than

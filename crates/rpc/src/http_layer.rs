@@ -22,8 +22,9 @@ use std::time::Duration;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper::body::Incoming;
 use jsonrpsee::core::BoxError;
-use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse};
+use jsonrpsee::server::{HttpBody, HttpResponse};
 use jsonrpsee::types::Extensions;
 
 use super::{
@@ -32,6 +33,9 @@ use super::{
     middleware::Transport,
     ws::WsUpgrade,
 };
+
+/// A request as hyper hands it over (its body not boxed).
+pub(crate) type Request = hyper::Request<Incoming>;
 
 /// What a server's requests go to once the HTTP checks passed.
 #[derive(Clone)]
@@ -156,7 +160,7 @@ impl HttpWire {
     pub(crate) fn handle(
         &self,
         backend: Backend,
-        req: HttpRequest,
+        req: Request,
     ) -> impl Future<Output = Result<HttpResponse, BoxError>> + Send + 'static {
         handle(self.settings.clone(), backend, req)
     }
@@ -165,7 +169,7 @@ impl HttpWire {
 async fn handle(
     settings: Arc<Settings>,
     backend: Backend,
-    req: HttpRequest,
+    req: Request,
 ) -> Result<HttpResponse, BoxError> {
     if !host_allowed(&settings, req.headers()) {
         return Ok(text(
@@ -244,7 +248,7 @@ async fn handle(
 async fn post(
     settings: &Settings,
     calls: &dispatch::Service,
-    req: HttpRequest,
+    req: Request,
 ) -> Result<HttpResponse, BoxError> {
     let limit = settings.max_request_body;
     let declared = req

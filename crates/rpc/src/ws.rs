@@ -33,7 +33,7 @@ use hyper_util::rt::TokioIo;
 use jsonrpsee::core::server::{
     BoundedSubscriptions, ConnectionId, MethodResponse, MethodSink, Methods,
 };
-use jsonrpsee::server::{HttpBody, HttpRequest, HttpResponse, IdProvider, StopHandle};
+use jsonrpsee::server::{HttpBody, HttpResponse, IdProvider, StopHandle};
 use jsonrpsee::types::{ErrorObjectOwned, Extensions, Id};
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
@@ -388,7 +388,7 @@ pub(crate) struct WsUpgrade {
 impl WsUpgrade {
     /// Answers an upgrade request that passed `http_layer`'s checks: `101 Switching Protocols`,
     /// and once hyper has sent it, the connection is served on a task of its own.
-    pub(crate) fn upgrade(self, mut req: HttpRequest) -> HttpResponse {
+    pub(crate) fn upgrade<B>(self, mut req: http::Request<B>) -> HttpResponse {
         let accept = match handshake(&req) {
             Ok(accept) => accept,
             Err(rp) => return *rp,
@@ -414,7 +414,7 @@ impl WsUpgrade {
 
 /// Checks the rest of an upgrade request (`http_layer` checked `Upgrade`/`Connection`, `Host`
 /// and `Origin`) and computes `Sec-WebSocket-Accept` (RFC 6455 4.2).
-fn handshake(req: &HttpRequest) -> Result<HeaderValue, Box<HttpResponse>> {
+fn handshake<B>(req: &http::Request<B>) -> Result<HeaderValue, Box<HttpResponse>> {
     if req.method() != Method::GET {
         return Err(Box::new(plain(
             StatusCode::BAD_REQUEST,
