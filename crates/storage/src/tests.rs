@@ -485,13 +485,7 @@ fn a_snapshot_of_a_recent_block_rebuilds_its_state_and_the_chain_goes_on_from_it
         for _ in 0..if number == 0 { 600 } else { 40 } {
             let address = pool[next(pool.len() as u64) as usize];
             let change = if next(12) == 0 && number > 0 {
-                AccountChange {
-                    address,
-                    info: None,
-                    new_code: None,
-                    storage_wiped: false,
-                    storage: vec![],
-                }
+                AccountChange::deletion(address)
             } else {
                 let slots = (0..next(3))
                     .map(|_| (U256::from(next(6)), U256::from(next(4))))

@@ -263,21 +263,10 @@ mod tests {
             .collect()
     }
 
-    /// The change that deletes `address`.
-    fn deletion(address: Address) -> AccountChange {
-        AccountChange {
-            address,
-            info: None,
-            new_code: None,
-            storage_wiped: false,
-            storage: vec![],
-        }
-    }
-
     fn random_change(rng: &mut StdRng, pool: &[Address]) -> AccountChange {
         let address = pool[rng.gen_range(0..pool.len())];
         if rng.gen_bool(0.2) {
-            return deletion(address);
+            return AccountChange::deletion(address);
         }
         let balance = if rng.gen_bool(0.5) {
             U256::from(rng.gen::<u8>())
@@ -351,7 +340,10 @@ mod tests {
             }
         }
         assert_no_stale_nodes(&store);
-        let deletes: Vec<_> = model.keys().map(|address| deletion(*address)).collect();
+        let deletes: Vec<_> = model
+            .keys()
+            .map(|address| AccountChange::deletion(*address))
+            .collect();
         assert_eq!(
             apply_changes(&mut store, &deletes).unwrap(),
             EMPTY_ROOT_HASH
@@ -386,7 +378,7 @@ mod tests {
         // A block that deletes all accounts but one collapses the root; then the last one goes.
         let mut addresses: Vec<Address> = model.keys().copied().collect();
         let last = addresses.pop().unwrap();
-        let deletes: Vec<_> = addresses.into_iter().map(deletion).collect();
+        let deletes: Vec<_> = addresses.into_iter().map(AccountChange::deletion).collect();
         let mut serial = store.clone();
         let expected = apply_changes(&mut serial, &deletes).unwrap();
         let base = store.clone();
@@ -398,7 +390,8 @@ mod tests {
         assert_no_stale_nodes(&store);
         let base = store.clone();
         assert_eq!(
-            parallel::apply_on_threads(&mut store, &base, &[deletion(last)], 2).unwrap(),
+            parallel::apply_on_threads(&mut store, &base, &[AccountChange::deletion(last)], 2)
+                .unwrap(),
             EMPTY_ROOT_HASH
         );
         assert!(store.is_empty());

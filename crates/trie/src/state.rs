@@ -20,6 +20,19 @@ pub struct AccountChange {
     pub storage: Vec<(U256, U256)>,
 }
 
+impl AccountChange {
+    /// The change that deletes `address` (with its storage).
+    pub fn deletion(address: Address) -> Self {
+        Self {
+            address,
+            info: None,
+            new_code: None,
+            storage_wiped: false,
+            storage: vec![],
+        }
+    }
+}
+
 /// The consensus fields of an account (the storage root is derived by the trie).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AccountState {

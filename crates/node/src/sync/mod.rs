@@ -364,13 +364,19 @@ mod tests {
     use crate::test_utils::{dev_spec, key, produce_block, signed_transfer};
     use alloy_consensus::transaction::Recovered;
 
+    /// A chain of `spec` in a fresh database in `dir`.
+    fn open_chain(
+        spec: &std::sync::Arc<crate::chainspec::ChainSpec>,
+        dir: &tempfile::TempDir,
+    ) -> Chain {
+        let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
+        Chain::open(storage, spec.clone()).unwrap()
+    }
+
     #[test]
     fn a_range_imports_with_senders_recovered_ahead_and_stops_at_a_bad_block() {
         let spec = std::sync::Arc::new(dev_spec());
-        let open = |dir: &tempfile::TempDir| {
-            let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
-            Chain::open(storage, spec.clone()).unwrap()
-        };
+        let open = |dir: &tempfile::TempDir| open_chain(&spec, dir);
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let miner = open(&a);
         let mut nonce = 0;
@@ -425,10 +431,7 @@ mod tests {
     #[test]
     fn a_gossiped_block_takes_the_senders_its_transactions_were_pooled_with() {
         let spec = std::sync::Arc::new(dev_spec());
-        let open = |dir: &tempfile::TempDir| {
-            let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
-            Chain::open(storage, spec.clone()).unwrap()
-        };
+        let open = |dir: &tempfile::TempDir| open_chain(&spec, dir);
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
         let (miner, follower) = (open(&a), open(&b));
         let to = Address::repeat_byte(7);
