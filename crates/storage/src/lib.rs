@@ -37,6 +37,14 @@ pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
 /// `head - k` sets back what the `k` later blocks changed, so a deeper window costs more per
 /// request rather than disk (one change set per block).
 pub const DEFAULT_PROOF_WINDOW: u64 = 128;
+/// Blocks whose trie writes are kept in memory before they are written to the database
+/// together (see `write.rs`): readers of the trie (proofs, simulations) look a missing node up in
+/// each buffered block's writes, and a restart replays at most this many blocks' change sets.
+pub const DEFAULT_TRIE_BUFFER_BLOCKS: usize = 32;
+/// Key and value bytes of buffered trie writes past which they are written out whatever the
+/// block count (the writer's merged map holds about as much again): 32 MiB is 30-odd blocks of
+/// 1,000 transfers to new accounts.
+pub const DEFAULT_TRIE_BUFFER_BYTES: usize = 32 * 1024 * 1024;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
@@ -135,6 +143,8 @@ pub struct Storage {
     /// Blocks before the head whose trie can be read (`--rpc-eth-proof-window`): their change
     /// sets are kept.
     proof_window: u64,
+    /// Most blocks and bytes of trie writes kept in memory (see `write.rs`).
+    trie_buffer: (usize, usize),
 }
 
 impl std::fmt::Debug for Storage {
@@ -185,10 +195,19 @@ impl Storage {
             snapshots: Default::default(),
             history_window: None,
             proof_window: DEFAULT_PROOF_WINDOW,
+            trie_buffer: (DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES),
         };
         storage.create_tables()?;
-        storage.snapshots.refresh(&storage.db);
+        storage.rebuild_trie_buffer()?;
         Ok(storage)
+    }
+
+    /// Keeps the trie writes of up to `blocks` blocks and `bytes` bytes in memory (at least
+    /// one block: 1 writes every block's trie with the block); defaults
+    /// [`DEFAULT_TRIE_BUFFER_BLOCKS`], [`DEFAULT_TRIE_BUFFER_BYTES`].
+    pub fn with_trie_buffer(mut self, blocks: usize, bytes: usize) -> Self {
+        self.trie_buffer = (blocks.max(1), bytes);
+        self
     }
 
     /// Keeps the state history of the last `window` blocks only (a pruned node);

@@ -42,9 +42,9 @@ impl Storage {
     ) -> Result<Result<R, u64>, StorageError> {
         let snap = self.snapshot()?;
         let head = snap.head.unwrap_or(0);
-        let nodes = snap.table(&snap.trie_nodes)?;
+        let nodes = snap.trie()?;
         if block >= head {
-            return Ok(Ok(f(nodes)));
+            return Ok(Ok(f(&nodes)));
         }
         let first = snap.proofs_from.max(snap.state_from);
         if block < first {
@@ -57,21 +57,8 @@ impl Storage {
             decode_change_set(number.value(), set.value(), &mut touched)?;
         }
         let state = StateAt::new(snap.clone(), self.snapshots.clone(), Some(block));
-        let mut inverse = Vec::with_capacity(touched.len());
-        for (address, slots) in touched {
-            let storage = slots
-                .into_iter()
-                .map(|slot| Ok((slot, crate::StateReader::storage(&state, address, slot)?)))
-                .collect::<Result<_, StorageError>>()?;
-            inverse.push(AccountChange {
-                address,
-                info: state.account_state(address)?,
-                new_code: None,
-                storage_wiped: false,
-                storage,
-            });
-        }
-        let mut overlay = trie::OverlayTrie::new(nodes);
+        let inverse = changes_to(&state, touched)?;
+        let mut overlay = trie::OverlayTrie::new(&nodes);
         let root = trie::apply_changes(&mut overlay, &inverse)?;
         // The header of this snapshot: a reorganisation meanwhile does not show here.
         let header: alloy_consensus::Header = snap
@@ -127,6 +114,29 @@ impl Storage {
 }
 
 /// Adds the accounts and slots of block `number`'s change set (`tables::CHANGE_SETS`).
+/// The changes that set the accounts and slots of `touched` to their values in `state`.
+pub(crate) fn changes_to(
+    state: &StateAt,
+    touched: BTreeMap<Address, BTreeSet<U256>>,
+) -> Result<Vec<AccountChange>, StorageError> {
+    touched
+        .into_iter()
+        .map(|(address, slots)| {
+            let storage = slots
+                .into_iter()
+                .map(|slot| Ok((slot, crate::StateReader::storage(state, address, slot)?)))
+                .collect::<Result<_, StorageError>>()?;
+            Ok(AccountChange {
+                address,
+                info: state.account_state(address)?,
+                new_code: None,
+                storage_wiped: false,
+                storage,
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn decode_change_set(
     number: u64,
     mut set: &[u8],

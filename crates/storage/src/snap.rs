@@ -399,9 +399,14 @@ impl Storage {
     /// [`Storage::can_take_snapshot`]; the caller checks it).
     pub fn snap_begin(&self, number: u64) -> Result<(), StorageError> {
         let tx = self.db.begin_write()?;
+        let mut trie = self.snapshots.trie();
         clear_state(&tx)?;
-        tx.open_table(META)?.insert(SNAPSHOT_PENDING, number)?;
+        let mut meta = tx.open_table(META)?;
+        meta.insert(SNAPSHOT_PENDING, number)?;
+        meta.remove(TRIE_NEXT)?;
+        drop(meta);
         tx.commit()?;
+        trie.clear();
         Ok(())
     }
 
@@ -563,6 +568,7 @@ impl Storage {
         };
         let number = last.number;
         let tx = self.db.begin_write()?;
+        let trie = self.snapshots.trie();
         {
             // The top was checked against the root (`plan_chunks`), every chunk under it.
             let mut nodes = tx.open_table(TRIE_NODES)?;
@@ -586,7 +592,7 @@ impl Storage {
             meta.remove(SNAPSHOT_PENDING)?;
         }
         tx.commit()?;
-        self.snapshots.step_back(&self.db);
+        self.snapshots.step_back(&self.db, &trie);
         Ok(Ok(()))
     }
 }

@@ -10,7 +10,8 @@
 use std::sync::{Arc, OnceLock};
 
 use alloy_primitives::B256;
-use parking_lot::{Mutex, RwLock};
+use l2node_trie::buffer::{LayeredTrie, Layers, WriteBack};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 use revm::bytecode::Bytecode;
 
@@ -19,7 +20,8 @@ use super::{
     LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
 use crate::tables::{
-    CHANGE_SETS, KARMA_DENY, KARMA_TIERS, KARMA_USAGE, PROOFS_FROM, STATE_HISTORY_FROM, TRIE_NODES,
+    CHANGE_SETS, KARMA_DENY, KARMA_TIERS, KARMA_USAGE, PROOFS_FROM, STATE_HISTORY_FROM, TRIE_NEXT,
+    TRIE_NODES,
 };
 
 /// A table of a snapshot, opened on first use.
@@ -65,16 +67,21 @@ pub(crate) struct Snapshot {
     pub(crate) karma_deny: Lazy<&'static [u8], &'static [u8]>,
     pub(crate) karma_tiers: Lazy<u64, &'static [u8]>,
     pub(crate) trie_nodes: Lazy<&'static [u8], &'static [u8]>,
+    /// The first block whose trie writes `trie_nodes` does not hold (see [`TRIE_NEXT`]).
+    pub(crate) trie_next: Option<u64>,
+    /// The trie writes of the blocks up to `head` that `trie_nodes` does not hold yet.
+    trie_layers: Layers,
     pub(crate) change_sets: Lazy<u64, &'static [u8]>,
 }
 
 impl Snapshot {
-    fn new(tx: ReadTransaction) -> Result<Self, StorageError> {
+    fn new(tx: ReadTransaction, trie_layers: Layers) -> Result<Self, StorageError> {
         let meta = tx.open_table(META)?;
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
         let proofs_from = meta.get(PROOFS_FROM)?.map_or(0, |v| v.value());
         let snap_base = meta.get(crate::tables::SNAPSHOT_BASE)?.map(|v| v.value());
+        let trie_next = meta.get(TRIE_NEXT)?.map(|v| v.value());
         drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),
@@ -99,6 +106,8 @@ impl Snapshot {
             karma_deny: Lazy::new(KARMA_DENY),
             karma_tiers: Lazy::new(KARMA_TIERS),
             trie_nodes: Lazy::new(TRIE_NODES),
+            trie_next,
+            trie_layers,
             change_sets: Lazy::new(CHANGE_SETS),
         })
     }
@@ -116,16 +125,26 @@ impl Snapshot {
         let _ = lazy.table.set(opened);
         Ok(lazy.table.get().expect("set above"))
     }
+
+    /// The state trie of `head`: the stored nodes with the buffered writes over them.
+    pub(crate) fn trie(&self) -> Result<LayeredTrie<'_>, StorageError> {
+        Ok(self.trie_layers.over(self.table(&self.trie_nodes)?))
+    }
 }
 
 /// Most contract codes kept decoded in memory; past it the cache starts over (codes are
 /// content-addressed, so a cached entry is never stale, only evicted).
 const CODE_CACHE_ENTRIES: usize = 4096;
 
-/// The current snapshot and the decoded-code cache, shared by every clone of `Storage`.
+/// The current snapshot, the trie's write-back buffer and the decoded-code cache, shared by
+/// every clone of `Storage`.
 #[derive(Default)]
 pub(crate) struct Snapshots {
     current: RwLock<Option<Arc<Snapshot>>>,
+    /// Locked by the writer from before its commit until its snapshot is taken, and by a reader
+    /// taking a snapshot, so that a snapshot's database and buffered writes are of one head.
+    /// Always locked before `current`.
+    trie: Mutex<WriteBack>,
     code: Mutex<std::collections::HashMap<B256, Bytecode>>,
 }
 
@@ -135,22 +154,29 @@ impl Snapshots {
         if let Some(s) = self.current.read().as_ref() {
             return Ok(s.clone());
         }
+        let trie = self.trie.lock();
         let mut current = self.current.write();
         if let Some(s) = current.as_ref() {
             return Ok(s.clone());
         }
-        let snap = Arc::new(Snapshot::new(db.begin_read()?)?);
+        let snap = Arc::new(Snapshot::new(db.begin_read()?, trie.layers())?);
         *current = Some(snap.clone());
         Ok(snap)
     }
 
-    /// Replaces the snapshot after a commit. Called with the write lock of the chain held, so
-    /// snapshots only move forward; on failure the next reader takes one itself.
-    pub(crate) fn refresh(&self, db: &redb::Database) {
+    /// The trie's write-back buffer, locked (see the field).
+    pub(crate) fn trie(&self) -> MutexGuard<'_, WriteBack> {
+        self.trie.lock()
+    }
+
+    /// Replaces the snapshot after a commit, with `trie` (the locked buffer) as the commit left
+    /// it. Called with the write lock of the chain held, so snapshots only move forward; on
+    /// failure the next reader takes one itself.
+    pub(crate) fn refresh(&self, db: &redb::Database, trie: &WriteBack) {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(Snapshot::new);
+            .and_then(|tx| Snapshot::new(tx, trie.layers()));
         let mut current = self.current.write();
         match next {
             // Never step back behind a newer snapshot a reader already took.
@@ -161,12 +187,13 @@ impl Snapshots {
     }
 
     /// Moves readers to the database as it is now even when its head is lower (after an
-    /// unwind, under the chain's write lock, so no newer commit can race it).
-    pub(crate) fn step_back(&self, db: &redb::Database) {
+    /// unwind, under the chain's write lock, so no newer commit can race it), with `trie` (the
+    /// locked buffer) as it is now.
+    pub(crate) fn step_back(&self, db: &redb::Database, trie: &WriteBack) {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(Snapshot::new);
+            .and_then(|tx| Snapshot::new(tx, trie.layers()));
         *self.current.write() = next.ok().map(Arc::new);
     }
 

@@ -22,6 +22,10 @@ pub const SNAPSHOT_BASE: &str = "snapshot_base";
 /// `META` key: a snapshot of this block is being written; the state is incomplete until it is
 /// finished.
 pub const SNAPSHOT_PENDING: &str = "snapshot_pending";
+/// `META` key: the first block whose trie writes are not yet in [`TRIE_NODES`] (they are in
+/// memory, in the write-back buffer, up to the head; see `write.rs`). A restart replays the
+/// change sets from it to the head. Absent: the table holds the head's trie.
+pub const TRIE_NEXT: &str = "trie_next";
 /// history table name -> the key the pruning sweep continues from (see `prune.rs`).
 pub const PRUNE_CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("prune_cursors");
 /// `"genesis"` -> the genesis this database was created with, as canonical JSON (what
@@ -70,6 +74,7 @@ pub const LEGACY_TRIE_HISTORY: TableDefinition<'static, &'static [u8], &'static 
 /// its slots that changed (4, BE) and those slots (32 each). Kept for the blocks after
 /// [`PROOFS_FROM`]: the trie of an earlier block is the current one with those accounts and
 /// slots set back to their values then (from the state history), as reth serves old proofs.
+/// Also kept from [`TRIE_NEXT`]: they rebuild the buffered trie writes after a restart.
 pub const CHANGE_SETS: TableDefinition<u64, &[u8]> = TableDefinition::new("change_sets");
 
 // The Karma ledger (see `karma.rs`).

@@ -425,7 +425,10 @@ fn an_earlier_database_drops_its_trie_history_and_proves_from_its_head() {
     let path = dir.path().join("chain.redb");
     let a = Address::repeat_byte(1);
     {
-        let s = Storage::open(&path).unwrap();
+        // Earlier versions wrote each block's trie with the block.
+        let s = Storage::open(&path)
+            .unwrap()
+            .with_trie_buffer(1, usize::MAX);
         for n in 0..3 {
             commit(&s, n, &[account(a, n + 1, vec![])], vec![]);
         }
@@ -586,4 +589,79 @@ fn a_snapshot_of_a_recent_block_rebuilds_its_state_and_the_chain_goes_on_from_it
     assert!(copy.block(at + 1).unwrap().is_some());
     assert!(copy.state_at(Some(at)).is_ok());
     assert!(!copy.can_take_snapshot().unwrap());
+}
+
+/// Trie writes buffered in memory when the node stops are rebuilt from the change sets on open:
+/// the head's trie, an earlier block's and the roots of the blocks after the restart are those
+/// of a database that writes every block's trie with the block, and the stored trie is left
+/// alone between flushes.
+#[test]
+fn buffered_trie_writes_are_rebuilt_after_a_restart() {
+    use l2node_trie::state_root;
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("buffered.redb");
+    let direct = Storage::open(&dir.path().join("direct.redb"))
+        .unwrap()
+        .with_trie_buffer(1, usize::MAX);
+    // Five distinct accounts a block out of 23, some deleted (their storage tries wiped).
+    let changes_of = |number: u64| -> Vec<AccountChange> {
+        (0..5u64)
+            .map(|i| {
+                let address = Address::with_last_byte(((number * 7 + i * 3) % 23) as u8 + 1);
+                if (number + i) % 11 == 0 {
+                    AccountChange::deletion(address)
+                } else {
+                    let slot = (U256::from(i), U256::from(number % 3));
+                    account(address, number + 1, vec![slot])
+                }
+            })
+            .collect()
+    };
+    let stored_nodes = |s: &Storage| {
+        let tx = s.db.begin_read().unwrap();
+        tx.open_table(TRIE_NODES).unwrap().len().unwrap()
+    };
+    let root_at = |s: &Storage, number: u64| {
+        s.with_trie_at(number, |trie| state_root(trie).unwrap())
+            .unwrap()
+            .unwrap()
+    };
+    let both = |s: &Storage, number: u64| {
+        let changes = changes_of(number);
+        commit(s, number, &changes, vec![]);
+        commit(&direct, number, &changes, vec![]);
+        let expected = direct.header(number).unwrap().unwrap().state_root;
+        assert_eq!(s.header(number).unwrap().unwrap().state_root, expected);
+        assert_eq!(root_at(s, number), expected, "block {number}");
+    };
+    {
+        let s = Storage::open(&path)
+            .unwrap()
+            .with_trie_buffer(8, usize::MAX);
+        let mut flushed = 0;
+        for number in 0..12 {
+            both(&s, number);
+            if number == 7 {
+                flushed = stored_nodes(&s);
+            }
+        }
+        assert_eq!(
+            stored_nodes(&s),
+            flushed,
+            "blocks 8 to 11 are in memory only"
+        );
+    }
+    let s = Storage::open(&path).unwrap();
+    for number in [11, 9, 8] {
+        let expected = direct.header(number).unwrap().unwrap().state_root;
+        assert_eq!(
+            root_at(&s, number),
+            expected,
+            "block {number} after the restart"
+        );
+    }
+    for number in 12..50 {
+        both(&s, number);
+    }
 }

@@ -3,9 +3,10 @@
 //!
 //! The history tables already hold, for every account and slot a block changed, the value from
 //! before that block: unwinding restores those values into the current tables and removes the
-//! block's entries. The state trie is rewritten with the inverse changes (a path-keyed trie is
-//! a function of its contents, so it comes back node for node) and the block's change set
-//! goes; the root must be the parent's state root, or nothing is written.
+//! block's entries. The trie writes buffered in memory are written out first; then the state
+//! trie is rewritten with the inverse changes (a path-keyed trie is a function of its contents,
+//! so it comes back node for node) and the block's change set goes; the root must be the
+//! parent's state root, or nothing is written.
 
 use std::collections::BTreeSet;
 
@@ -19,7 +20,7 @@ use super::{
     Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, HASH_TO_NUMBER, HEADERS,
     LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::{CHANGE_SETS, TRIE_NODES};
+use crate::tables::{CHANGE_SETS, TRIE_NEXT, TRIE_NODES};
 use l2node_trie::state::{AccountChange, KarmaDelta};
 
 impl Storage {
@@ -35,6 +36,7 @@ impl Storage {
         parent_state_root: B256,
     ) -> Result<(), StorageError> {
         let tx = self.db.begin_write()?;
+        let mut trie = self.snapshots.trie();
         let head = tx.open_table(META)?.get("head")?.map(|v| v.value());
         if head != Some(number) || number == 0 {
             return Err(codec::corrupt(
@@ -43,7 +45,12 @@ impl Storage {
             ));
         }
         let inverse = unwind_state(&tx, number, changes)?;
-        let root = l2node_trie::apply_changes(&mut tx.open_table(TRIE_NODES)?, &inverse)?;
+        let root = {
+            let mut nodes = tx.open_table(TRIE_NODES)?;
+            trie.flush(None, &mut nodes)?;
+            l2node_trie::apply_changes(&mut nodes, &inverse)?
+        };
+        tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.open_table(CHANGE_SETS)?.remove(number)?;
         if root != parent_state_root {
             // Dropping the transaction writes nothing.
@@ -59,7 +66,8 @@ impl Storage {
         super::karma::remove_delta(&tx, number, karma)?;
         tx.open_table(META)?.insert("head", number - 1)?;
         tx.commit()?;
-        self.snapshots.step_back(&self.db);
+        trie.clear();
+        self.snapshots.step_back(&self.db, &trie);
         Ok(())
     }
 }

@@ -1,6 +1,14 @@
 //! The one write path: a block, its receipts, indexes and state changes in one transaction.
+//!
+//! The block's trie writes are the exception: they stay in memory, in the write-back buffer
+//! (`l2node_trie::buffer`), for up to [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`] blocks, and are then
+//! written with the block that fills it, each node once. Only that block's transaction touches
+//! `trie_nodes`; the others' commits leave it as it was. [`TRIE_NEXT`] says which blocks' writes
+//! are buffered, and their change sets are kept until then: after a crash, opening the database
+//! replays them into the buffer ([`Storage::rebuild_trie_buffer`]), checked against the head's
+//! state root. Readers take the buffer's layers with their snapshot.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
 use alloy_eips::eip2718::Encodable2718;
@@ -13,8 +21,11 @@ use super::{
     HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
     TX_INDEX,
 };
-use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NODES};
-use l2node_trie::state::{AccountChange, KarmaDelta};
+use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES};
+use l2node_trie::{
+    buffer::{BlockWrites, WriteBack},
+    state::{AccountChange, KarmaDelta},
+};
 
 /// A block ready to be written, once its state root is known.
 #[derive(Debug, Clone)]
@@ -75,23 +86,80 @@ impl Storage {
             Some(_) => Some(super::prune::lengths(&tx)?),
             None => None,
         };
-        let state_root = {
-            // The parent block's trie as last committed, for the trie update's threads to read
-            // (this write transaction is the only writer, so nothing commits meanwhile).
+        let mut trie = self.snapshots.trie();
+        let trie_next = tx
+            .open_table(META)
+            .map_err(StorageError::from)?
+            .get(TRIE_NEXT)
+            .map_err(StorageError::from)?
+            .map(|v| v.value());
+        let (state_root, trie_writes) = {
+            // The parent block's trie as last written, for the trie update's threads to read
+            // under the buffer (this write transaction is the only writer, so nothing commits
+            // meanwhile).
             let parent =
                 redb::ReadableDatabase::begin_read(&*self.db).map_err(StorageError::from)?;
             let parent_trie = parent.open_table(TRIE_NODES).map_err(StorageError::from)?;
-            write_state(&tx, &parent_trie, number, changes, self.proof_window)?
+            let keep_from = trie_next.unwrap_or(number);
+            write_state(&tx, number, changes, self.proof_window, keep_from)?;
+            trie.apply(&parent_trie, changes)
+                .map_err(StorageError::from)?
         };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
+        let (max_blocks, max_bytes) = self.trie_buffer;
+        let flush =
+            trie.blocks() + 1 >= max_blocks || trie.bytes() + trie_writes.bytes() >= max_bytes;
+        write_trie(&tx, &trie, &trie_writes, flush, trie_next, number)?;
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
             super::prune::prune(&tx, number, window, &lengths)?;
         }
         tx.commit().map_err(StorageError::from)?;
+        if flush {
+            trie.clear();
+        } else {
+            trie.push(trie_writes);
+        }
         // Readers move to the new block before anyone is told about it.
-        self.snapshots.refresh(&self.db);
+        self.snapshots.refresh(&self.db, &trie);
         Ok((block, hash))
+    }
+
+    /// Replays the change sets of the blocks whose trie writes were buffered when the node
+    /// stopped ([`TRIE_NEXT`] to the head) into the buffer: their accounts and slots as the
+    /// head has them, over the stored trie. The root must be the head's state root.
+    pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
+        self.snapshots.refresh(&self.db, &self.snapshots.trie());
+        let snap = self.snapshot()?;
+        let (Some(head), Some(next)) = (snap.head, snap.trie_next) else {
+            return Ok(());
+        };
+        if next > head {
+            return Ok(());
+        }
+        let mut touched = BTreeMap::new();
+        for entry in snap.table(&snap.change_sets)?.range(next..=head)? {
+            let (n, set) = entry?;
+            super::proof::decode_change_set(n.value(), set.value(), &mut touched)?;
+        }
+        let state = super::StateAt::new(snap.clone(), self.snapshots.clone(), None);
+        let changes = super::proof::changes_to(&state, touched)?;
+        let expected = self.header(head)?.map(|h| h.state_root);
+        let mut trie = self.snapshots.trie();
+        let (root, writes) = trie.apply(snap.table(&snap.trie_nodes)?, &changes)?;
+        if Some(root) != expected {
+            return Err(codec::corrupt(
+                "change_sets",
+                format!(
+                    "replaying blocks {next}..={head} over the stored trie gives state root \
+                     {root}, not the head's {expected:?}"
+                ),
+            ));
+        }
+        trie.push(writes);
+        self.snapshots.refresh(&self.db, &trie);
+        tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie writes kept in memory from the change sets");
+        Ok(())
     }
 
     /// Stores the genesis JSON the chain was created with (replacing any stored one), read back
@@ -104,13 +172,35 @@ impl Storage {
     }
 }
 
+/// Writes the buffered trie writes and this block's to `trie_nodes` when `flush`, or else notes
+/// from which block they are buffered.
+fn write_trie(
+    tx: &WriteTransaction,
+    trie: &WriteBack,
+    block: &BlockWrites,
+    flush: bool,
+    trie_next: Option<u64>,
+    number: u64,
+) -> Result<(), StorageError> {
+    let mut meta = tx.open_table(META)?;
+    if flush {
+        trie.flush(Some(block), &mut tx.open_table(TRIE_NODES)?)?;
+        meta.remove(TRIE_NEXT)?;
+    } else if trie_next.is_none() {
+        meta.insert(TRIE_NEXT, number)?;
+    }
+    Ok(())
+}
+
+/// Writes the plain state, its history and the block's change set; change sets before
+/// `keep_from` that the proof window no longer needs go.
 fn write_state(
     tx: &WriteTransaction,
-    parent_trie: &redb::ReadOnlyTable<&'static [u8], &'static [u8]>,
     number: u64,
     changes: &[AccountChange],
     proof_window: u64,
-) -> Result<B256, StorageError> {
+    keep_from: u64,
+) -> Result<(), StorageError> {
     let mut change_set = Vec::new();
     let mut accounts = tx.open_table(ACCOUNTS)?;
     let mut storage = tx.open_table(STORAGE)?;
@@ -180,8 +270,11 @@ fn write_state(
     }
     let mut change_sets = tx.open_table(CHANGE_SETS)?;
     change_sets.insert(number, change_set.as_slice())?;
-    // Only the proof window's change sets are read: older ones go as the head moves on.
-    let oldest = number.saturating_sub(proof_window);
+    // Only the proof window's change sets are read, and the buffered blocks' (a restart
+    // replays them): older ones go as the head moves on.
+    let oldest = number
+        .saturating_sub(proof_window)
+        .min(keep_from.saturating_sub(1));
     let mut meta = tx.open_table(META)?;
     if meta.get(PROOFS_FROM)?.map_or(0, |v| v.value()) < oldest {
         meta.insert(PROOFS_FROM, oldest)?;
@@ -189,11 +282,7 @@ fn write_state(
             old?;
         }
     }
-    Ok(l2node_trie::apply_changes_parallel(
-        &mut tx.open_table(TRIE_NODES)?,
-        parent_trie,
-        changes,
-    )?)
+    Ok(())
 }
 
 fn wipe_storage(

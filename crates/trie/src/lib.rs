@@ -11,14 +11,16 @@
 //! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
 //! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
 //! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
-//! and nothing has to be rebuilt at startup. Nothing is cached between calls. Large blocks can be
-//! updated on several threads ([`apply_changes_parallel`]).
+//! and nothing has to be rebuilt at startup. Large blocks can be updated on several threads
+//! ([`apply_changes_parallel`]), and the writes of recent blocks can be kept in memory ahead of
+//! the store ([`buffer::WriteBack`]).
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 
 use crate::state::{AccountChange, AccountState};
 
+pub mod buffer;
 pub mod snap;
 pub mod state;
 
@@ -190,7 +192,7 @@ pub fn state_root_from_scratch(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::store::tests::TRIE_NODES;
     use std::{collections::BTreeMap, str::FromStr};
 
@@ -257,13 +259,13 @@ mod tests {
     }
 
     /// `n` distinct test addresses.
-    fn address_pool(n: u64) -> Vec<Address> {
+    pub(crate) fn address_pool(n: u64) -> Vec<Address> {
         (0..n)
             .map(|i| Address::from_word(B256::from(U256::from(i))))
             .collect()
     }
 
-    fn random_change(rng: &mut StdRng, pool: &[Address]) -> AccountChange {
+    pub(crate) fn random_change(rng: &mut StdRng, pool: &[Address]) -> AccountChange {
         let address = pool[rng.gen_range(0..pool.len())];
         if rng.gen_bool(0.2) {
             return AccountChange::deletion(address);

@@ -172,9 +172,40 @@ impl OverlayTrie<'_> {
 }
 
 impl OverlayWrites {
+    /// What these writes say of `key` over a base: `Some(value)` if they wrote it (`None` for a
+    /// deletion) or wiped a prefix of it, `None` when the base decides.
+    pub(crate) fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        if let Some(value) = self.writes.get(key) {
+            return Some(value.clone());
+        }
+        self.wiped
+            .iter()
+            .any(|p| key.starts_with(p))
+            .then_some(None)
+    }
+
+    /// The wiped prefixes, in the order they were wiped.
+    pub(crate) fn wiped(&self) -> &[Vec<u8>] {
+        &self.wiped
+    }
+
+    /// Every written key (`None`: deleted), in key order.
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<Vec<u8>>)> {
+        self.writes.iter()
+    }
+
+    /// Key and value bytes written.
+    pub(crate) fn bytes(&self) -> usize {
+        self.writes
+            .iter()
+            .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+            .sum::<usize>()
+            + self.wiped.iter().map(Vec::len).sum::<usize>()
+    }
+
     /// Replay on `store`: the wiped prefixes first (the writes under them came after the wipe),
     /// then every write in key order.
-    pub(crate) fn write_to<S: TrieStore + ?Sized>(self, store: &mut S) -> Result<(), TrieError> {
+    pub(crate) fn write_to<S: TrieStore + ?Sized>(&self, store: &mut S) -> Result<(), TrieError> {
         for prefix in &self.wiped {
             store.delete_prefix(prefix)?;
         }
