@@ -609,7 +609,7 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
         (0..5u64)
             .map(|i| {
                 let address = Address::with_last_byte(((number * 7 + i * 3) % 23) as u8 + 1);
-                if (number + i) % 11 == 0 {
+                if (number + i).is_multiple_of(11) {
                     AccountChange::deletion(address)
                 } else {
                     let slot = (U256::from(i), U256::from(number % 3));
