@@ -1,5 +1,7 @@
 //! `apply_changes` for one block touching 1,000 accounts on top of redb-backed tries holding
-//! 10k, 100k and 1M accounts: the time should stay flat as the state grows.
+//! 10k, 100k and 1M accounts: the time should stay flat as the state grows. Three ways: on every
+//! core as the node did before its write-back buffer, on one thread, and through the write-back
+//! buffer as the node does now (the flush of every `DEFAULT_TRIE_BUFFER_BLOCKS`th block included).
 //!
 //! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`. Each measured redb block runs in
 //! its own write transaction which is aborted afterwards, so the base state never changes. A second
@@ -16,7 +18,8 @@ use std::{
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::KECCAK_EMPTY;
 use criterion::{BenchmarkId, Criterion};
-use l2node_storage::tables::TRIE_NODES;
+use l2node_storage::{tables::TRIE_NODES, DEFAULT_TRIE_BUFFER_BLOCKS};
+use l2node_trie::buffer::WriteBack;
 use l2node_trie::state::{AccountChange, AccountState};
 use l2node_trie::TrieError;
 use l2node_trie::{apply_changes, apply_changes_parallel, state_root, MemoryTrieStore, TrieStore};
@@ -221,6 +224,54 @@ fn apply_block_redb(c: &mut Criterion) {
                     total
                 })
             });
+        }
+        // The node's path now: the update reads through the write-back buffer and leaves its
+        // writes there; every `DEFAULT_TRIE_BUFFER_BLOCKS`th block writes the buffer out, and
+        // its time is counted in.
+        let mut buffer = WriteBack::default();
+        let (mut updating, mut flushing, mut blocks, mut flushes) =
+            (Duration::ZERO, Duration::ZERO, 0u32, 0u32);
+        group.bench_function(BenchmarkId::new("write-back", accounts), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let changes = block(&mut rng, accounts, true);
+                    let started = Instant::now();
+                    let (root, writes) = buffer.apply(&base, &changes).unwrap();
+                    black_box(root);
+                    let updated = started.elapsed();
+                    updating += updated;
+                    total += updated;
+                    blocks += 1;
+                    if buffer.blocks() + 1 < DEFAULT_TRIE_BUFFER_BLOCKS {
+                        let started = Instant::now();
+                        buffer.push(writes);
+                        total += started.elapsed();
+                        continue;
+                    }
+                    // Written out and aborted, so the base stays the same.
+                    let tx = db.begin_write().unwrap();
+                    {
+                        let mut table = tx.open_table(TRIE_NODES).unwrap();
+                        let started = Instant::now();
+                        buffer.flush(Some(&writes), &mut table).unwrap();
+                        let flushed = started.elapsed();
+                        flushing += flushed;
+                        total += flushed;
+                        flushes += 1;
+                    }
+                    tx.abort().unwrap();
+                    buffer.clear();
+                }
+                total
+            })
+        });
+        if flushes > 0 {
+            eprintln!(
+                "write-back {accounts}: update {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}",
+                updating / blocks,
+                flushing / flushes
+            );
         }
     }
     group.finish();

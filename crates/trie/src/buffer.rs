@@ -13,9 +13,9 @@
 //! each block up to the one they read, so that a reader keeps its block while later ones are
 //! buffered.
 
-use std::{collections::HashMap, sync::Arc};
+use std::sync::Arc;
 
-use alloy_primitives::B256;
+use alloy_primitives::{map::HashMap, B256};
 
 use crate::{
     apply_changes_parallel,

@@ -32,7 +32,7 @@ mod update;
 
 pub use parallel::apply_changes_parallel;
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
-pub use store::{MemoryTrieStore, OverlayTrie, TrieStore};
+pub use store::{MemoryTrieStore, OverlayTrie, OverlayWrites, TrieStore};
 
 use update::{prepare, trie_root, TrieUpdater};
 

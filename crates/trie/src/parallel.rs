@@ -104,7 +104,7 @@ where
         let mut updated = Vec::with_capacity(groups.len());
         for result in finished {
             let (child, writes) = result?;
-            writes.write_to(store)?;
+            store.put_overlay(writes)?;
             updated.push(child);
         }
         Ok::<_, TrieError>(updated)

@@ -16,6 +16,11 @@ pub trait TrieStore {
     fn delete(&mut self, key: &[u8]) -> Result<(), TrieError>;
     /// Delete every key starting with `prefix` (used to wipe an account's storage trie).
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError>;
+    /// Store what an overlay over this store wrote: its wipes, then its writes. A store that
+    /// keeps its writes in memory takes them over instead of copying them.
+    fn put_overlay(&mut self, writes: OverlayWrites) -> Result<(), TrieError> {
+        writes.write_to(self)
+    }
 }
 
 /// In-memory store (BTreeMap) for tests and benches.
@@ -156,7 +161,7 @@ impl<'a> OverlayTrie<'a> {
 }
 
 /// What an [`OverlayTrie`] holds without its base: prefixes it wiped and keys it wrote.
-pub(crate) struct OverlayWrites {
+pub struct OverlayWrites {
     wiped: Vec<Vec<u8>>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
 }
@@ -243,6 +248,14 @@ impl TrieStore for OverlayTrie<'_> {
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
         self.writes.retain(|k, _| !k.starts_with(prefix));
         self.wiped.push(prefix.to_vec());
+        Ok(())
+    }
+
+    fn put_overlay(&mut self, mut writes: OverlayWrites) -> Result<(), TrieError> {
+        for prefix in &writes.wiped {
+            self.delete_prefix(prefix)?;
+        }
+        self.writes.append(&mut writes.writes);
         Ok(())
     }
 }

@@ -12,7 +12,7 @@ use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev::dev_genesis;
 use l2node_node::test_utils;
-use l2node_storage::Storage;
+use l2node_storage::{Storage, DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES};
 
 pub(crate) fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -28,9 +28,12 @@ pub(crate) fn open(dir: &std::path::Path) -> Chain {
 /// A dev chain keeping `window` blocks of state history (`None`: an archive).
 pub(crate) fn open_with_window(dir: &std::path::Path, window: Option<u64>) -> Chain {
     let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
+    // BENCH_TRIE_BUFFER_BLOCKS=1 writes every block's trie with the block (no write-back).
+    let trie_blocks = env_or("BENCH_TRIE_BUFFER_BLOCKS", DEFAULT_TRIE_BUFFER_BLOCKS);
     let storage = Storage::open(&dir.join("chain.redb"))
         .unwrap()
-        .with_history_window(window);
+        .with_history_window(window)
+        .with_trie_buffer(trie_blocks, DEFAULT_TRIE_BUFFER_BYTES);
     Chain::open(storage, spec).unwrap()
 }
 
