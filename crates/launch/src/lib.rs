@@ -214,6 +214,12 @@ impl NodeHandle {
             }
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
+        // The trie nodes of the last blocks, kept in memory: the next start need not rebuild them.
+        let chain = self.chain.clone();
+        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || chain.storage().flush_trie()).await
+        {
+            tracing::warn!(target: "l2node::storage", error = %e, "cannot write the last blocks' trie nodes; the next start rebuilds them");
+        }
     }
 }
 

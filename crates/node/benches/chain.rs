@@ -197,7 +197,8 @@ fn cold_start(blocks: usize) {
 }
 
 fn main() {
-    let blocks = env_or("BENCH_BLOCKS", 20);
+    // 64 blocks: the trie's write-back buffer is written out twice (every 32 blocks).
+    let blocks = env_or("BENCH_BLOCKS", 64);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
     // Every transfer pays a new account, so each block grows the state trie by `per_block` leaves.
     run(

@@ -664,4 +664,11 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
     for number in 12..50 {
         both(&s, number);
     }
+    // A clean stop writes the buffer out: nothing is left to replay.
+    s.flush_trie().unwrap();
+    assert_eq!(s.snapshot().unwrap().trie_next, None);
+    drop(s);
+    let s = Storage::open(&path).unwrap();
+    let expected = direct.header(49).unwrap().unwrap().state_root;
+    assert_eq!(root_at(&s, 49), expected);
 }

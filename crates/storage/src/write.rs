@@ -125,6 +125,22 @@ impl Storage {
         Ok((block, hash))
     }
 
+    /// Writes the trie nodes kept in memory to the database (on a clean stop: the next start
+    /// has nothing to replay).
+    pub fn flush_trie(&self) -> Result<(), StorageError> {
+        let tx = self.db.begin_write()?;
+        let mut trie = self.snapshots.trie();
+        if trie.blocks() == 0 {
+            return Ok(());
+        }
+        trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
+        tx.open_table(META)?.remove(TRIE_NEXT)?;
+        tx.commit()?;
+        trie.clear();
+        self.snapshots.refresh(&self.db, &trie);
+        Ok(())
+    }
+
     /// Replays the change sets of the blocks whose trie writes were buffered when the node
     /// stopped ([`TRIE_NEXT`] to the head) into the buffer: their accounts and slots as the
     /// head has them, over the stored trie. The root must be the head's state root.
@@ -272,13 +288,14 @@ fn write_state(
     change_sets.insert(number, change_set.as_slice())?;
     // Only the proof window's change sets are read, and the buffered blocks' (a restart
     // replays them): older ones go as the head moves on.
-    let oldest = number
-        .saturating_sub(proof_window)
-        .min(keep_from.saturating_sub(1));
+    let oldest = number.saturating_sub(proof_window);
     let mut meta = tx.open_table(META)?;
     if meta.get(PROOFS_FROM)?.map_or(0, |v| v.value()) < oldest {
         meta.insert(PROOFS_FROM, oldest)?;
-        for old in change_sets.extract_from_if(..=oldest, |_, _| true)? {
+    }
+    if keep_from > 0 {
+        let last = oldest.min(keep_from - 1);
+        for old in change_sets.extract_from_if(..=last, |_, _| true)? {
             old?;
         }
     }

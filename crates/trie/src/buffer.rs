@@ -24,6 +24,10 @@ use crate::{
     TrieError, TrieStore,
 };
 
+/// Buffers with more keys than this are freed on a thread of their own (a thread start costs
+/// about what freeing a thousand keys does).
+const DROP_ELSEWHERE_ENTRIES: usize = 1_000;
+
 /// The trie writes of the blocks after the store's, oldest first (what readers of the latest of
 /// them see over the store). Cloning shares the writes.
 #[derive(Clone, Default)]
@@ -189,7 +193,12 @@ impl WriteBack {
 
     /// Empties the buffer (after a flush, or when the store's trie is replaced).
     pub fn clear(&mut self) {
-        *self = Self::default();
+        let old = std::mem::take(self);
+        // Freeing a full buffer's nodes takes tens of milliseconds: not on the block's path.
+        // Readers' snapshots may still share its layers, which they free in the end.
+        if old.merged.len() >= DROP_ELSEWHERE_ENTRIES {
+            std::thread::spawn(move || drop(old));
+        }
     }
 
     /// The buffered blocks' writes, for readers of the latest of them.
