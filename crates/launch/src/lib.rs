@@ -209,16 +209,22 @@ impl NodeHandle {
         let deadline = std::time::Instant::now() + NODE_STOP_JOBS_TIMEOUT;
         while Arc::strong_count(&self.chain) > 1 || Arc::strong_count(&self.pool) > 1 {
             if std::time::Instant::now() > deadline {
+                // The trie nodes kept in memory stay there: the next start rebuilds them.
                 tracing::warn!(target: "l2node::node", "stopped with blocking jobs still running");
-                break;
+                return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         // The trie nodes of the last blocks, kept in memory: the next start need not rebuild them.
         let chain = self.chain.clone();
-        if let Ok(Err(e)) = tokio::task::spawn_blocking(move || chain.storage().flush_trie()).await
-        {
-            tracing::warn!(target: "l2node::storage", error = %e, "cannot write the last blocks' trie nodes; the next start rebuilds them");
+        match tokio::task::spawn_blocking(move || chain.storage().flush_trie()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(target: "l2node::storage", error = %e, "cannot write the last blocks' trie nodes; the next start rebuilds them");
+            }
+            Err(e) => {
+                tracing::warn!(target: "l2node::storage", error = %e, "writing the last blocks' trie nodes failed; the next start rebuilds them");
+            }
         }
     }
 }

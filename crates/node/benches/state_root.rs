@@ -231,6 +231,7 @@ fn apply_block_redb(c: &mut Criterion) {
         let mut buffer = WriteBack::default();
         let (mut updating, mut flushing, mut blocks, mut flushes) =
             (Duration::ZERO, Duration::ZERO, 0u32, 0u32);
+        let mut buffered_bytes = 0;
         group.bench_function(BenchmarkId::new("write-back", accounts), |b| {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
@@ -244,6 +245,7 @@ fn apply_block_redb(c: &mut Criterion) {
                     total += updated;
                     blocks += 1;
                     if buffer.blocks() + 1 < DEFAULT_TRIE_BUFFER_BLOCKS {
+                        buffered_bytes = buffered_bytes.max(buffer.bytes() + writes.bytes());
                         let started = Instant::now();
                         buffer.push(writes);
                         total += started.elapsed();
@@ -268,9 +270,10 @@ fn apply_block_redb(c: &mut Criterion) {
         });
         if flushes > 0 {
             eprintln!(
-                "write-back {accounts}: update {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}",
+                "write-back {accounts}: update {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most",
                 updating / blocks,
-                flushing / flushes
+                flushing / flushes,
+                buffered_bytes / 1024
             );
         }
     }

@@ -113,7 +113,6 @@ impl Storage {
     }
 }
 
-/// Adds the accounts and slots of block `number`'s change set (`tables::CHANGE_SETS`).
 /// The changes that set the accounts and slots of `touched` to their values in `state`.
 pub(crate) fn changes_to(
     state: &StateAt,
@@ -137,6 +136,7 @@ pub(crate) fn changes_to(
         .collect()
 }
 
+/// Adds the accounts and slots of block `number`'s change set (`tables::CHANGE_SETS`).
 pub(crate) fn decode_change_set(
     number: u64,
     mut set: &[u8],

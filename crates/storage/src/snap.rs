@@ -568,7 +568,7 @@ impl Storage {
         };
         let number = last.number;
         let tx = self.db.begin_write()?;
-        let trie = self.snapshots.trie();
+        let mut trie = self.snapshots.trie();
         {
             // The top was checked against the root (`plan_chunks`), every chunk under it.
             let mut nodes = tx.open_table(TRIE_NODES)?;
@@ -590,8 +590,11 @@ impl Storage {
             meta.insert(PROOFS_FROM, number)?;
             meta.insert(SNAPSHOT_BASE, number)?;
             meta.remove(SNAPSHOT_PENDING)?;
+            // The table holds the snapshot's trie, nothing is buffered.
+            meta.remove(TRIE_NEXT)?;
         }
         tx.commit()?;
+        trie.clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(Ok(()))
     }

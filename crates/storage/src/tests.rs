@@ -653,6 +653,7 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
         );
     }
     let s = Storage::open(&path).unwrap();
+    assert_eq!(s.snapshot().unwrap().trie_next, None, "rebuilt and written");
     for number in [11, 9, 8] {
         let expected = direct.header(number).unwrap().unwrap().state_root;
         assert_eq!(

@@ -1,12 +1,13 @@
 //! The one write path: a block, its receipts, indexes and state changes in one transaction.
 //!
-//! The block's trie writes are the exception: they stay in memory, in the write-back buffer
-//! (`l2node_trie::buffer`), for up to [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`] blocks, and are then
-//! written with the block that fills it, each node once. Only that block's transaction touches
-//! `trie_nodes`; the others' commits leave it as it was. [`TRIE_NEXT`] says which blocks' writes
-//! are buffered, and their change sets are kept until then: after a crash, opening the database
-//! replays them into the buffer ([`Storage::rebuild_trie_buffer`]), checked against the head's
-//! state root. Readers take the buffer's layers with their snapshot.
+//! The block's trie nodes are the exception: they stay in memory, in the write-back buffer
+//! (`l2node_trie::buffer`), for up to [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`] blocks or
+//! [`crate::DEFAULT_TRIE_BUFFER_BYTES`], and are then written with the block that fills it, each
+//! node once; the other blocks' commits leave `trie_nodes` as it was. A clean stop
+//! ([`Storage::flush_trie`]) and an unwind write the buffer out too. [`TRIE_NEXT`] says which
+//! blocks' nodes are buffered, and their change sets are kept until then: after a crash, opening
+//! the database replays them ([`Storage::rebuild_trie_buffer`]), checked against the head's
+//! state root, and writes the nodes. Readers take the buffer's layers with their snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,7 +87,6 @@ impl Storage {
             Some(_) => Some(super::prune::lengths(&tx)?),
             None => None,
         };
-        let mut trie = self.snapshots.trie();
         let trie_next = tx
             .open_table(META)
             .map_err(StorageError::from)?
@@ -102,11 +102,18 @@ impl Storage {
             let parent_trie = parent.open_table(TRIE_NODES).map_err(StorageError::from)?;
             let keep_from = trie_next.unwrap_or(number);
             write_state(&tx, number, changes, self.proof_window, keep_from)?;
-            trie.apply(&parent_trie, changes)
+            // Only writers change the buffer, and they hold the write transaction: unlocked
+            // again here, it is the same when locked after the seal (which may read, and a
+            // reader taking a snapshot locks it).
+            self.snapshots
+                .trie()
+                .apply(&parent_trie, changes)
                 .map_err(StorageError::from)?
         };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
+        // Held from before the commit until readers have the new snapshot.
+        let mut trie = self.snapshots.trie();
         let (max_blocks, max_bytes) = self.trie_buffer;
         let flush =
             trie.blocks() + 1 >= max_blocks || trie.bytes() + trie_writes.bytes() >= max_bytes;
@@ -141,17 +148,20 @@ impl Storage {
         Ok(())
     }
 
-    /// Replays the change sets of the blocks whose trie writes were buffered when the node
-    /// stopped ([`TRIE_NEXT`] to the head) into the buffer: their accounts and slots as the
-    /// head has them, over the stored trie. The root must be the head's state root.
+    /// Replays the change sets of the blocks whose trie nodes were in memory when the node
+    /// stopped ([`TRIE_NEXT`] to the head): their accounts and slots as the head has them, over
+    /// the stored trie. The root must be the head's state root; the nodes are then written, so
+    /// a start replays at most one buffer's blocks however often the node restarts.
     pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
-        self.snapshots.refresh(&self.db, &self.snapshots.trie());
         let snap = self.snapshot()?;
         let (Some(head), Some(next)) = (snap.head, snap.trie_next) else {
             return Ok(());
         };
         if next > head {
-            return Ok(());
+            return Err(codec::corrupt(
+                "meta",
+                format!("trie_next is block {next}, after the head {head}"),
+            ));
         }
         let mut touched = BTreeMap::new();
         for entry in snap.table(&snap.change_sets)?.range(next..=head)? {
@@ -161,7 +171,8 @@ impl Storage {
         let state = super::StateAt::new(snap.clone(), self.snapshots.clone(), None);
         let changes = super::proof::changes_to(&state, touched)?;
         let expected = self.header(head)?.map(|h| h.state_root);
-        let mut trie = self.snapshots.trie();
+        let tx = self.db.begin_write()?;
+        let trie = self.snapshots.trie();
         let (root, writes) = trie.apply(snap.table(&snap.trie_nodes)?, &changes)?;
         if Some(root) != expected {
             return Err(codec::corrupt(
@@ -172,9 +183,11 @@ impl Storage {
                 ),
             ));
         }
-        trie.push(writes);
+        trie.flush(Some(&writes), &mut tx.open_table(TRIE_NODES)?)?;
+        tx.open_table(META)?.remove(TRIE_NEXT)?;
+        tx.commit()?;
         self.snapshots.refresh(&self.db, &trie);
-        tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie writes kept in memory from the change sets");
+        tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie nodes of the last blocks from their change sets");
         Ok(())
     }
 

@@ -15,7 +15,10 @@
 
 use std::sync::Arc;
 
-use alloy_primitives::{map::HashMap, B256};
+use alloy_primitives::{
+    map::{HashMap, HashSet},
+    B256,
+};
 
 use crate::{
     apply_changes_parallel,
@@ -88,9 +91,9 @@ pub struct WriteBack {
     layers: Layers,
     /// The latest write of every buffered key (`None`: deleted).
     merged: HashMap<Vec<u8>, Option<Vec<u8>>>,
-    /// Prefixes wiped while buffering: the store's keys under them read as absent unless
-    /// `merged` holds a later write.
-    wiped: Vec<Vec<u8>>,
+    /// Storage tries wiped while buffering (their key prefixes): the store's keys under them
+    /// read as absent unless `merged` holds a later write.
+    wiped: HashSet<Vec<u8>>,
     /// Key and value bytes of the buffered blocks' writes.
     bytes: usize,
 }
@@ -106,7 +109,7 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
         if let Some(value) = self.buffer.merged.get(key) {
             return Ok(value.clone());
         }
-        if self.buffer.wiped.iter().any(|p| key.starts_with(p)) {
+        if wiped_in(&self.buffer.wiped, key) {
             return Ok(None);
         }
         self.store.get(key)
@@ -123,6 +126,19 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
     fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
         Err(TrieError::ReadOnly)
     }
+}
+
+/// The storage trie a key belongs to (its 33-byte prefix), `None` for account-trie keys. Only
+/// storage tries are wiped ([`crate::apply_changes`]).
+fn storage_trie_of(key: &[u8]) -> Option<&[u8]> {
+    (key.first() == Some(&crate::STORAGE_TRIE))
+        .then(|| key.get(..crate::STORAGE_PREFIX_LEN))
+        .flatten()
+}
+
+/// Whether `key` is in one of the `wiped` storage tries: one lookup, however many were wiped.
+fn wiped_in(wiped: &HashSet<Vec<u8>>, key: &[u8]) -> bool {
+    !wiped.is_empty() && storage_trie_of(key).is_some_and(|t| wiped.contains(t))
 }
 
 /// One block's trie writes from [`WriteBack::apply`], not yet buffered: the caller buffers them
@@ -155,9 +171,11 @@ impl WriteBack {
     /// Buffers a block's writes after the others.
     pub fn push(&mut self, block: BlockWrites) {
         let BlockWrites { writes, bytes } = block;
-        for prefix in writes.wiped() {
-            self.merged.retain(|k, _| !k.starts_with(prefix));
-            self.wiped.push(prefix.clone());
+        if !writes.wiped().is_empty() {
+            let wiped: HashSet<Vec<u8>> = writes.wiped().iter().cloned().collect();
+            debug_assert!(wiped.iter().all(|p| storage_trie_of(p) == Some(p)));
+            self.merged.retain(|k, _| !wiped_in(&wiped, k));
+            self.wiped.extend(wiped);
         }
         for (key, value) in writes.entries() {
             self.merged.insert(key.clone(), value.clone());
@@ -197,7 +215,10 @@ impl WriteBack {
         // Freeing a full buffer's nodes takes tens of milliseconds: not on the block's path.
         // Readers' snapshots may still share its layers, which they free in the end.
         if old.merged.len() >= DROP_ELSEWHERE_ENTRIES {
-            std::thread::spawn(move || drop(old));
+            // Without a thread it is freed here, as a small one is.
+            let _ = std::thread::Builder::new()
+                .name("trie-free".into())
+                .spawn(move || drop(old));
         }
     }
 

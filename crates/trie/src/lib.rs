@@ -11,7 +11,8 @@
 //! than 32 bytes), so traversal never decodes embedded children. The root hash is always keccak of
 //! the root node's RLP. [`apply_changes`] updates only the paths the block touches (see the
 //! `update` module), so the cost of a block grows with the keys it changes, not with the state size,
-//! and nothing has to be rebuilt at startup. Large blocks can be updated on several threads
+//! and nothing has to be rebuilt at startup (but a write-back buffer a crash lost, which its owner
+//! replays). Large blocks can be updated on several threads
 //! ([`apply_changes_parallel`]), and the writes of recent blocks can be kept in memory ahead of
 //! the store ([`buffer::WriteBack`]).
 
@@ -60,9 +61,12 @@ fn account_prefix() -> [u8; 1] {
     [ACCOUNT_TRIE]
 }
 
+/// Length of a storage trie's store-key prefix: [`STORAGE_TRIE`] ++ hashed address.
+const STORAGE_PREFIX_LEN: usize = 33;
+
 /// Store-key prefix of one account's storage trie (by hashed address).
-fn storage_prefix(hashed_address: &B256) -> [u8; 33] {
-    let mut prefix = [0u8; 33];
+fn storage_prefix(hashed_address: &B256) -> [u8; STORAGE_PREFIX_LEN] {
+    let mut prefix = [0u8; STORAGE_PREFIX_LEN];
     prefix[0] = STORAGE_TRIE;
     prefix[1..].copy_from_slice(hashed_address.as_slice());
     prefix
@@ -123,7 +127,8 @@ fn account_updates<S: TrieStore + ?Sized>(
     let mut updates = Vec::with_capacity(ordered.len());
     for (hashed, change) in ordered {
         let prefix = storage_prefix(hashed);
-        if change.info.is_none() || change.storage_wiped {
+        // An empty storage trie has no nodes, not even its root: nothing to wipe.
+        if (change.info.is_none() || change.storage_wiped) && store.get(&prefix)?.is_some() {
             store.delete_prefix(&prefix)?;
         }
         let leaf = match &change.info {
