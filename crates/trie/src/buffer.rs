@@ -232,7 +232,7 @@ impl WriteBack {
         self.layers.len()
     }
 
-    /// Key and value bytes of the buffered writes (the merged map holds about as many again).
+    /// Key and value bytes of the buffered writes (the merged map holds at most as many again).
     pub fn bytes(&self) -> usize {
         self.bytes
     }
