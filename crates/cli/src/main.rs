@@ -214,6 +214,8 @@ fn import_chain(args: ImportArgs) -> anyhow::Result<()> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    // The last blocks' trie nodes, still in memory: the next start need not rebuild them.
+    chain.storage().flush_trie()?;
     let head = chain.head();
     tracing::info!(
         target: "l2node::import",
