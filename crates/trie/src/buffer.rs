@@ -71,18 +71,6 @@ impl TrieStore for LayeredTrie<'_> {
         }
         self.store.get(key)
     }
-
-    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
 }
 
 /// The buffer: each block's writes for readers, and their merge for the block writer.
@@ -113,18 +101,6 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
             return Ok(None);
         }
         self.store.get(key)
-    }
-
-    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
     }
 }
 

@@ -7,15 +7,23 @@ use redb::ReadableTable;
 use super::TrieError;
 
 /// Key-value store of trie nodes. Keys are opaque byte strings built by this module.
+///
+/// A read-only view implements `get` only: the writes default to [`TrieError::ReadOnly`].
 pub trait TrieStore {
     /// The value stored under `key`, if any.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError>;
     /// Store `value` under `key`, replacing any previous value.
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError>;
+    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
     /// Remove `key` (no error when it is absent).
-    fn delete(&mut self, key: &[u8]) -> Result<(), TrieError>;
+    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
     /// Delete every key starting with `prefix` (used to wipe an account's storage trie).
-    fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError>;
+    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
+        Err(TrieError::ReadOnly)
+    }
     /// Store what an overlay over this store wrote: its wipes, then its writes. A store that
     /// keeps its writes in memory takes them over instead of copying them.
     fn put_overlay(&mut self, writes: OverlayWrites) -> Result<(), TrieError> {
@@ -111,18 +119,6 @@ impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
     }
-
-    fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
-
-    fn delete_prefix(&mut self, _prefix: &[u8]) -> Result<(), TrieError> {
-        Err(TrieError::ReadOnly)
-    }
 }
 
 type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
@@ -144,9 +140,7 @@ fn keys_with_prefix(nodes: &NodeTable<'_>, prefix: &[u8]) -> Result<Vec<Vec<u8>>
 /// reads see the writes first, then the base, except under a deleted prefix.
 pub struct OverlayTrie<'a> {
     base: &'a dyn TrieStore,
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-    /// Prefixes deleted in the overlay: the base's keys under them read as absent.
-    wiped: Vec<Vec<u8>>,
+    writes: OverlayWrites,
 }
 
 impl<'a> OverlayTrie<'a> {
@@ -154,26 +148,24 @@ impl<'a> OverlayTrie<'a> {
     pub fn new(base: &'a dyn TrieStore) -> Self {
         Self {
             base,
-            writes: BTreeMap::new(),
-            wiped: Vec::new(),
+            writes: OverlayWrites {
+                wiped: Vec::new(),
+                writes: BTreeMap::new(),
+            },
         }
+    }
+
+    /// The overlay's writes, to replay on the store its base was read from.
+    pub(crate) fn into_writes(self) -> OverlayWrites {
+        self.writes
     }
 }
 
 /// What an [`OverlayTrie`] holds without its base: prefixes it wiped and keys it wrote.
 pub struct OverlayWrites {
+    /// Prefixes deleted in the overlay: the base's keys under them read as absent.
     wiped: Vec<Vec<u8>>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-}
-
-impl OverlayTrie<'_> {
-    /// The overlay's writes, to replay on the store its base was read from.
-    pub(crate) fn into_writes(self) -> OverlayWrites {
-        OverlayWrites {
-            wiped: self.wiped,
-            writes: self.writes,
-        }
-    }
 }
 
 impl OverlayWrites {
@@ -226,28 +218,27 @@ impl OverlayWrites {
 
 impl TrieStore for OverlayTrie<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        if let Some(value) = self.writes.get(key) {
-            return Ok(value.clone());
+        match self.writes.get(key) {
+            Some(found) => Ok(found),
+            None => self.base.get(key),
         }
-        if self.wiped.iter().any(|p| key.starts_with(p)) {
-            return Ok(None);
-        }
-        self.base.get(key)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.writes.insert(key.to_vec(), Some(value.to_vec()));
+        self.writes
+            .writes
+            .insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
-        self.writes.insert(key.to_vec(), None);
+        self.writes.writes.insert(key.to_vec(), None);
         Ok(())
     }
 
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
-        self.writes.retain(|k, _| !k.starts_with(prefix));
-        self.wiped.push(prefix.to_vec());
+        self.writes.writes.retain(|k, _| !k.starts_with(prefix));
+        self.writes.wiped.push(prefix.to_vec());
         Ok(())
     }
 
@@ -255,7 +246,7 @@ impl TrieStore for OverlayTrie<'_> {
         for prefix in &writes.wiped {
             self.delete_prefix(prefix)?;
         }
-        self.writes.append(&mut writes.writes);
+        self.writes.writes.append(&mut writes.writes);
         Ok(())
     }
 }
