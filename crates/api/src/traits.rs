@@ -25,20 +25,20 @@ declare_api! {
     pub trait EthApi {
         /// Chain id (EIP-695).
         #[method(name = "eth_chainId")]
-        async fn chain_id(&self) -> RpcResult<U64>;
+        fn chain_id(&self) -> RpcResult<U64>;
         /// `false`, or the sync progress of a follower.
         #[method(name = "eth_syncing")]
-        async fn syncing(&self) -> RpcResult<Syncing>;
+        fn syncing(&self) -> RpcResult<Syncing>;
         /// The base fee per blob gas of the head block (`null` before Cancun).
         #[method(name = "eth_blobBaseFee")]
-        async fn blob_base_fee(&self) -> RpcResult<Option<U256>>;
+        fn blob_base_fee(&self) -> RpcResult<Option<U256>>;
         /// The address the sequencer seals with; an error on a node that does not seal.
         #[method(name = "eth_coinbase")]
-        async fn coinbase(&self) -> RpcResult<Address>;
+        fn coinbase(&self) -> RpcResult<Address>;
         /// The fork configuration in force at the head, the next scheduled one and the last
         /// (EIP-7910).
         #[method(name = "eth_config")]
-        async fn config(&self) -> RpcResult<EthConfig>;
+        fn config(&self) -> RpcResult<EthConfig>;
         /// Blocks of calls simulated on top of a block, with block and state overrides
         /// (execution-apis `eth_simulateV1`).
         #[method(name = "eth_simulateV1")]
@@ -49,11 +49,11 @@ declare_api! {
         ) -> RpcResult<Vec<SimulatedBlock<Block>>>;
         /// Number of the head block.
         #[method(name = "eth_blockNumber")]
-        async fn block_number(&self) -> RpcResult<U64>;
+        fn block_number(&self) -> RpcResult<U64>;
         /// Unlocked accounts: the dev accounts on a `--dev` node, empty on any other (l2node
         /// holds no user keys).
         #[method(name = "eth_accounts")]
-        async fn accounts(&self) -> RpcResult<Vec<Address>>;
+        fn accounts(&self) -> RpcResult<Vec<Address>>;
         /// Fills (as `eth_fillTransaction`), signs with an unlocked account (`--dev` only) and
         /// sends a transaction.
         #[method(name = "eth_sendTransaction")]
@@ -82,16 +82,16 @@ declare_api! {
         ) -> RpcResult<Bytes>;
         /// Balance of an account at a block.
         #[method(name = "eth_getBalance")]
-        async fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256>;
+        fn balance(&self, address: Address, block: Option<BlockId>) -> RpcResult<U256>;
         /// Nonce of an account at a block (`pending` counts pool transactions).
         #[method(name = "eth_getTransactionCount")]
-        async fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64>;
+        fn transaction_count(&self, address: Address, block: Option<BlockId>) -> RpcResult<U64>;
         /// Code of an account at a block.
         #[method(name = "eth_getCode")]
-        async fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes>;
+        fn code(&self, address: Address, block: Option<BlockId>) -> RpcResult<Bytes>;
         /// A storage slot at a block.
         #[method(name = "eth_getStorageAt")]
-        async fn storage_at(
+        fn storage_at(
             &self,
             address: Address,
             slot: StorageSlot,
@@ -225,7 +225,7 @@ declare_api! {
         ) -> RpcResult<std::collections::BTreeMap<String, Vec<B256>>>;
         /// The base fee of the next block (`null` before London).
         #[method(name = "eth_baseFee")]
-        async fn base_fee(&self) -> RpcResult<Option<U256>>;
+        fn base_fee(&self) -> RpcResult<Option<U256>>;
         /// What history this node serves: the head and, per kind of data, whether it is kept
         /// and from which block.
         #[method(name = "eth_capabilities")]

@@ -285,27 +285,27 @@ fn index_of(index: Index) -> usize {
 
 #[async_trait]
 impl EthApiServer for EthRpc {
-    async fn chain_id(&self) -> JsonRpcResult<U64> {
+    fn chain_id(&self) -> JsonRpcResult<U64> {
         Ok(U64::from(self.chain.spec().chain_id))
     }
 
-    async fn syncing(&self) -> JsonRpcResult<Syncing> {
+    fn syncing(&self) -> JsonRpcResult<Syncing> {
         Ok(convert::sync_status(
             self.net.sync(),
             self.chain.head().header.number,
         ))
     }
 
-    async fn blob_base_fee(&self) -> JsonRpcResult<Option<U256>> {
+    fn blob_base_fee(&self) -> JsonRpcResult<Option<U256>> {
         let head = self.chain.head();
         Ok(l2node_node::fees::blob_base_fee(&self.chain.spec(), &head.header).map(U256::from))
     }
 
-    async fn coinbase(&self) -> JsonRpcResult<Address> {
+    fn coinbase(&self) -> JsonRpcResult<Address> {
         Ok(self.cfg.coinbase.ok_or(RpcError::NoEtherbase)?)
     }
 
-    async fn config(&self) -> JsonRpcResult<EthConfig> {
+    fn config(&self) -> JsonRpcResult<EthConfig> {
         let spec = self.chain.spec();
         let head = self.chain.head();
         Ok(spec
@@ -347,15 +347,15 @@ impl EthApiServer for EthRpc {
         Ok(blocks.await?)
     }
 
-    async fn block_number(&self) -> JsonRpcResult<U64> {
+    fn block_number(&self) -> JsonRpcResult<U64> {
         Ok(U64::from(self.chain.head().header.number))
     }
 
-    async fn accounts(&self) -> JsonRpcResult<Vec<Address>> {
+    fn accounts(&self) -> JsonRpcResult<Vec<Address>> {
         Ok(self.cfg.unlocked.iter().map(|k| k.address()).collect())
     }
 
-    async fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
+    fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
         let (state, _) = self.state_for(block)?;
         Ok(state
             .account(address)
@@ -364,11 +364,7 @@ impl EthApiServer for EthRpc {
             .unwrap_or_default())
     }
 
-    async fn transaction_count(
-        &self,
-        address: Address,
-        block: Option<BlockId>,
-    ) -> JsonRpcResult<U64> {
+    fn transaction_count(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U64> {
         if matches!(block, Some(BlockId::Number(BlockNumberOrTag::Pending))) {
             if let Some(n) = self.pool.pending_nonce(address) {
                 return Ok(U64::from(n));
@@ -384,7 +380,7 @@ impl EthApiServer for EthRpc {
         ))
     }
 
-    async fn code(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<Bytes> {
+    fn code(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<Bytes> {
         let (state, _) = self.state_for(block)?;
         let Some(acc) = state.account(address).map_err(RpcError::from)? else {
             return Ok(Bytes::new());
@@ -395,7 +391,7 @@ impl EthApiServer for EthRpc {
             .original_bytes())
     }
 
-    async fn storage_at(
+    fn storage_at(
         &self,
         address: Address,
         slot: StorageSlot,
@@ -799,7 +795,7 @@ impl EthApiServer for EthRpc {
             .await?)
     }
 
-    async fn base_fee(&self) -> JsonRpcResult<Option<U256>> {
+    fn base_fee(&self) -> JsonRpcResult<Option<U256>> {
         let head = self.chain.head();
         let spec = self.chain.spec();
         Ok(spec
