@@ -29,20 +29,25 @@ fn commit(
     receipts: Vec<ReceiptEnvelope>,
 ) -> B256 {
     s.commit_block(number, changes, |root| {
-        Ok::<_, StorageError>(BlockToStore {
-            header: Header {
-                number,
-                state_root: root,
-                ..Default::default()
-            },
-            body: BlockBody::default(),
-            senders: vec![],
-            receipts,
-            karma: Default::default(),
-        })
+        Ok::<_, StorageError>(block(number, root, receipts))
     })
     .unwrap()
     .1
+}
+
+/// An empty block `number` with state root `root`.
+fn block(number: u64, state_root: B256, receipts: Vec<ReceiptEnvelope>) -> BlockToStore {
+    BlockToStore {
+        header: Header {
+            number,
+            state_root,
+            ..Default::default()
+        },
+        body: BlockBody::default(),
+        senders: vec![],
+        receipts,
+        karma: Default::default(),
+    }
 }
 
 fn receipt_with_log(address: Address, topic: B256) -> ReceiptEnvelope {
@@ -672,4 +677,45 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
     let s = Storage::open(&path).unwrap();
     let expected = direct.header(49).unwrap().unwrap().state_root;
     assert_eq!(root_at(&s, 49), expected);
+}
+
+/// The block that fills the trie buffer commits without writing it (`commit_block_with`, as the
+/// chain commits); the write-out is a transaction of its own afterwards, and empties the buffer.
+#[test]
+fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
+    use l2node_trie::state_root;
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let dir = tempfile::tempdir().unwrap();
+    let s = Storage::open(&dir.path().join("chain.redb"))
+        .unwrap()
+        .with_trie_buffer(2, usize::MAX);
+    let stored = |s: &Storage| {
+        let tx = s.db.begin_read().unwrap();
+        tx.open_table(TRIE_NODES).unwrap().len().unwrap()
+    };
+    let change = |n: u8| [account(Address::with_last_byte(n), 1, vec![])];
+    let before = stored(&s);
+    s.commit_block_with(0, &change(1), true, |root| {
+        Ok::<_, StorageError>(block(0, root, vec![]))
+    })
+    .unwrap();
+    assert!(!s.flush_trie_if_full().unwrap(), "one block of two");
+    s.commit_block_with(1, &change(2), true, |root| {
+        Ok::<_, StorageError>(block(1, root, vec![]))
+    })
+    .unwrap();
+    assert_eq!(stored(&s), before, "committed without the trie's nodes");
+    assert_eq!(s.snapshot().unwrap().trie_next, Some(0));
+    let root_at = |s: &Storage, n: u64| s.with_trie_at(n, |t| state_root(t).unwrap()).unwrap();
+    let expected = s.header(1).unwrap().unwrap().state_root;
+    assert_eq!(root_at(&s, 1), Ok(expected));
+    assert!(s.flush_trie_if_full().unwrap());
+    assert!(stored(&s) > before);
+    assert_eq!(s.snapshot().unwrap().trie_next, None);
+    assert!(!s.flush_trie_if_full().unwrap(), "nothing left");
+    assert_eq!(root_at(&s, 1), Ok(expected));
+    drop(s);
+    let s = Storage::open(&dir.path().join("chain.redb")).unwrap();
+    assert_eq!(s.snapshot().unwrap().trie_next, None);
+    assert_eq!(root_at(&s, 1), Ok(expected));
 }

@@ -2,12 +2,14 @@
 //!
 //! The block's trie nodes are the exception: they stay in memory, in the write-back buffer
 //! (`l2node_trie::buffer`), for up to [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`] blocks or
-//! [`crate::DEFAULT_TRIE_BUFFER_BYTES`], and are then written with the block that fills it, each
-//! node once; the other blocks' commits leave `trie_nodes` as it was. A clean stop
-//! ([`Storage::flush_trie`]) and an unwind write the buffer out too. [`TRIE_NEXT`] says which
-//! blocks' nodes are buffered, and their change sets are kept until then: after a crash, opening
-//! the database replays them ([`Storage::rebuild_trie_buffer`]), checked against the head's
-//! state root, and writes the nodes. Readers take the buffer's layers with their snapshot.
+//! [`crate::DEFAULT_TRIE_BUFFER_BYTES`]; the blocks' commits leave `trie_nodes` as it was. Once
+//! the buffer is full, [`Storage::flush_trie_if_full`] writes it out in a transaction of its own,
+//! each node once, after the block that filled it is committed and announced, so that no block
+//! waits for it to be seen. A clean stop ([`Storage::flush_trie`]) and an unwind write the buffer
+//! out too. [`TRIE_NEXT`] says which blocks' nodes are buffered, and their change sets are kept
+//! until then: after a crash, opening the database replays them
+//! ([`Storage::rebuild_trie_buffer`]), checked against the head's state root, and writes the
+//! nodes. Readers take the buffer's layers with their snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -23,10 +25,7 @@ use super::{
     TX_INDEX,
 };
 use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES};
-use l2node_trie::{
-    buffer::{BlockWrites, WriteBack},
-    state::{AccountChange, KarmaDelta},
-};
+use l2node_trie::state::{AccountChange, KarmaDelta};
 
 /// A block ready to be written, once its state root is known.
 #[derive(Debug, Clone)]
@@ -47,14 +46,17 @@ impl Storage {
     /// Applies `changes` as block `number`, computes the state root, lets `seal` turn it into the
     /// block (the miner fills the header; import compares it), then writes everything and commits.
     ///
-    /// If `seal` fails, nothing is written. Returns the block hash.
+    /// If `seal` fails, nothing is written. Returns the block hash. The trie buffer is written
+    /// out afterwards if the block filled it.
     pub fn commit_block<E: From<StorageError>>(
         &self,
         number: u64,
         changes: &[AccountChange],
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
-        self.commit_block_with(number, changes, true, seal)
+        let committed = self.commit_block_with(number, changes, true, seal)?;
+        self.flush_trie_if_full()?;
+        Ok(committed)
     }
 
     /// [`Storage::commit_block`], choosing whether the commit waits for the disk: a commit
@@ -112,40 +114,63 @@ impl Storage {
         };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
-        // Held from before the commit until readers have the new snapshot.
-        let mut trie = self.snapshots.trie();
-        let (max_blocks, max_bytes) = self.trie_buffer;
-        let flush =
-            trie.blocks() + 1 >= max_blocks || trie.bytes() + trie_writes.bytes() >= max_bytes;
-        write_trie(&tx, &trie, &trie_writes, flush, trie_next, number)?;
+        if trie_next.is_none() {
+            tx.open_table(META)
+                .map_err(StorageError::from)?
+                .insert(TRIE_NEXT, number)
+                .map_err(StorageError::from)?;
+        }
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
             super::prune::prune(&tx, number, window, &lengths)?;
         }
+        // Held from before the commit until readers have the new snapshot.
+        let mut trie = self.snapshots.trie();
         tx.commit().map_err(StorageError::from)?;
-        if flush {
-            trie.clear();
-        } else {
-            trie.push(trie_writes);
-        }
+        trie.push(trie_writes);
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db, &trie);
         Ok((block, hash))
     }
 
-    /// Writes the trie nodes kept in memory to the database (on a clean stop: the next start
-    /// has nothing to replay).
+    /// Writes the trie buffer out if it holds [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`] blocks or
+    /// [`crate::DEFAULT_TRIE_BUFFER_BYTES`] (or what [`Storage::with_trie_buffer`] set); the
+    /// block writer calls it after each block is announced. The write does not wait for the
+    /// disk: the next durable block commit makes it durable, and a crash before that replays the
+    /// buffered blocks from their change sets at the next start, as it would have anyway.
+    /// Returns whether it wrote.
+    pub fn flush_trie_if_full(&self) -> Result<bool, StorageError> {
+        self.write_trie_buffer(false)
+    }
+
+    /// Writes the trie nodes kept in memory to the database and waits for the disk (on a clean
+    /// stop: the next start has nothing to replay).
     pub fn flush_trie(&self) -> Result<(), StorageError> {
-        let tx = self.db.begin_write()?;
+        self.write_trie_buffer(true).map(drop)
+    }
+
+    /// [`Storage::flush_trie`] (`all`), or [`Storage::flush_trie_if_full`].
+    fn write_trie_buffer(&self, all: bool) -> Result<bool, StorageError> {
+        let mut tx = self.db.begin_write()?;
         let mut trie = self.snapshots.trie();
-        if trie.blocks() == 0 {
-            return Ok(());
+        let (max_blocks, max_bytes) = self.trie_buffer;
+        let due = if all {
+            trie.blocks() > 0
+        } else {
+            trie.blocks() >= max_blocks || trie.bytes() >= max_bytes
+        };
+        if !due {
+            return Ok(false);
+        }
+        if !all {
+            tx.set_durability(redb::Durability::None)
+                .map_err(redb::Error::from)?;
         }
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;
         trie.clear();
         self.snapshots.refresh(&self.db, &trie);
-        Ok(())
+        Ok(true)
     }
 
     /// Replays the change sets of the blocks whose trie nodes were in memory when the node
@@ -199,26 +224,6 @@ impl Storage {
         tx.commit()?;
         Ok(())
     }
-}
-
-/// Writes the buffered trie writes and this block's to `trie_nodes` when `flush`, or else notes
-/// from which block they are buffered.
-fn write_trie(
-    tx: &WriteTransaction,
-    trie: &WriteBack,
-    block: &BlockWrites,
-    flush: bool,
-    trie_next: Option<u64>,
-    number: u64,
-) -> Result<(), StorageError> {
-    let mut meta = tx.open_table(META)?;
-    if flush {
-        trie.flush(Some(block), &mut tx.open_table(TRIE_NODES)?)?;
-        meta.remove(TRIE_NEXT)?;
-    } else if trie_next.is_none() {
-        meta.insert(TRIE_NEXT, number)?;
-    }
-    Ok(())
 }
 
 /// Writes the plain state, its history and the block's change set; change sets before
