@@ -68,6 +68,33 @@ pub enum BlockOrPending {
     Block(Box<Block>),
     /// The pending block with geth's null fields.
     Pending(serde_json::Value),
+    /// A sealed block as JSON the server prepared once (the head block, which many clients
+    /// poll). Server side only: a client reads the same JSON as [`BlockOrPending::Block`].
+    #[serde(skip_deserializing)]
+    Prepared(PreparedJson),
+}
+
+/// JSON prepared once and shared by every answer that holds it; serialized as is.
+#[derive(Debug, Clone)]
+pub struct PreparedJson(pub std::sync::Arc<serde_json::value::RawValue>);
+
+impl PreparedJson {
+    /// `value` as JSON.
+    pub fn of<T: Serialize>(value: &T) -> serde_json::Result<Self> {
+        Ok(Self(serde_json::value::to_raw_value(value)?.into()))
+    }
+}
+
+impl PartialEq for PreparedJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Serialize for PreparedJson {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
 }
 
 /// `txpool_contentFrom`: nonce (decimal string, as geth) -> transaction.

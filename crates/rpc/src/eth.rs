@@ -15,8 +15,9 @@ use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
 use l2node_api::{
     types::{
         BlockOrPending, Capabilities, CapabilitiesHead, EthConfig, HistoryCapability,
-        JsonStorageKey, NumberOrHex, RpcTransaction, SignedTransaction, SimulatePayload,
-        SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing, MAX_STORAGE_VALUES_SLOTS,
+        JsonStorageKey, NumberOrHex, PreparedJson, RpcTransaction, SignedTransaction,
+        SimulatePayload, SimulatedBlock as RpcSimulatedBlock, StorageSlot, Syncing,
+        MAX_STORAGE_VALUES_SLOTS,
     },
     EthApiServer,
 };
@@ -62,6 +63,17 @@ pub struct EthRpc {
     /// Held from filling to submitting an `eth_sendTransaction`, so concurrent sends from one
     /// unlocked account get consecutive nonces (geth's nonce lock).
     pub(super) send_lock: Arc<tokio::sync::Mutex<()>>,
+    /// The head block's eth_getBlockByNumber JSON, with hashes and with full transactions,
+    /// made by the first request after each new head.
+    head_json: Arc<parking_lot::Mutex<HeadJson>>,
+}
+
+/// [`EthRpc::head_json`]: the JSON of block `hash` (the head when it was made).
+#[derive(Default)]
+struct HeadJson {
+    hash: B256,
+    /// Indexed by `full`.
+    json: [Option<PreparedJson>; 2],
 }
 
 impl EthRpc {
@@ -86,6 +98,7 @@ impl EthRpc {
             fees,
             net: Arc::new(NetStatus::default()),
             send_lock: Default::default(),
+            head_json: Default::default(),
         }
     }
 
@@ -137,6 +150,45 @@ impl EthRpc {
             Some(n) => Ok(self.chain.storage().block(n)?),
             None => Ok(None),
         }
+    }
+
+    /// eth_getBlockByNumber for a sealed block: the head's JSON is made once per head and
+    /// flag, and shared by every request for it until the next head.
+    fn sealed_block_json(
+        &self,
+        tag: BlockNumberOrTag,
+        full: bool,
+    ) -> RpcResult<Option<BlockOrPending>> {
+        let Some(number) = self.chain.resolve_tag(tag) else {
+            return Ok(None);
+        };
+        let head = self.chain.head();
+        let is_head = number == head.header.number;
+        if is_head {
+            let cache = self.head_json.lock();
+            if cache.hash == head.hash {
+                if let Some(json) = &cache.json[usize::from(full)] {
+                    return Ok(Some(BlockOrPending::Prepared(json.clone())));
+                }
+            }
+        }
+        let Some(block) = self.stored_block(Some(number))? else {
+            return Ok(None);
+        };
+        let rpc = convert::rpc_block(&block, full);
+        if !is_head || block.hash != head.hash {
+            return Ok(Some(BlockOrPending::Block(Box::new(rpc))));
+        }
+        let json = PreparedJson::of(&rpc).map_err(RpcError::Encode)?;
+        let mut cache = self.head_json.lock();
+        if cache.hash != head.hash {
+            *cache = HeadJson {
+                hash: head.hash,
+                ..HeadJson::default()
+            };
+        }
+        cache.json[usize::from(full)] = Some(json.clone());
+        Ok(Some(BlockOrPending::Prepared(json)))
     }
 
     async fn block_for_tag(&self, tag: BlockNumberOrTag) -> RpcResult<Option<StoredBlock>> {
@@ -591,13 +643,13 @@ impl EthApiServer for EthRpc {
         tag: BlockNumberOrTag,
         full: bool,
     ) -> JsonRpcResult<Option<BlockOrPending>> {
+        if !tag.is_pending() {
+            return Ok(self.sealed_block_json(tag, full)?);
+        }
         let Some(block) = self.block_for_tag(tag).await? else {
             return Ok(None);
         };
         let block = convert::rpc_block(&block, full);
-        if !tag.is_pending() {
-            return Ok(Some(BlockOrPending::Block(Box::new(block))));
-        }
         // geth: the pending block has no hash, nonce or miner yet.
         let mut v = serde_json::to_value(block).map_err(RpcError::Encode)?;
         for key in ["hash", "nonce", "miner"] {

@@ -25,7 +25,10 @@ use super::{
     TX_INDEX,
 };
 use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES};
-use l2node_trie::state::{AccountChange, KarmaDelta};
+use l2node_trie::{
+    buffer::WriteBack,
+    state::{AccountChange, KarmaDelta},
+};
 
 /// A block ready to be written, once its state root is known.
 #[derive(Debug, Clone)]
@@ -150,15 +153,18 @@ impl Storage {
 
     /// [`Storage::flush_trie`] (`all`), or [`Storage::flush_trie_if_full`].
     fn write_trie_buffer(&self, all: bool) -> Result<bool, StorageError> {
+        let (max_blocks, max_bytes) = self.trie_buffer;
+        let due = |trie: &WriteBack| {
+            trie.blocks() > 0 && (all || trie.blocks() >= max_blocks || trie.bytes() >= max_bytes)
+        };
+        // Asked after every block: most answers need no write transaction.
+        if !due(&self.snapshots.trie()) {
+            return Ok(false);
+        }
+        // Locked after the write transaction begins, as every writer does.
         let mut tx = self.db.begin_write()?;
         let mut trie = self.snapshots.trie();
-        let (max_blocks, max_bytes) = self.trie_buffer;
-        let due = if all {
-            trie.blocks() > 0
-        } else {
-            trie.blocks() >= max_blocks || trie.bytes() >= max_bytes
-        };
-        if !due {
+        if !due(&trie) {
             return Ok(false);
         }
         if !all {

@@ -103,6 +103,53 @@ async fn a_node_without_dev_accounts_holds_no_keys() {
     assert!(message.contains("eth_sendRawTransaction"), "{message}");
 }
 
+/// The head's eth_getBlockByNumber JSON is made once per head and flag: every answer for it is
+/// the block eth_getBlockByHash gives, and a new head is served at once.
+#[tokio::test]
+async fn the_latest_block_is_the_head_block_after_every_new_head() {
+    let node = dev_node().await;
+    let from = account(0).address();
+    let mut previous = Value::Null;
+    for _ in 0..3 {
+        let hash: B256 = node
+            .request(
+                "eth_sendTransaction",
+                rpc_params![json!({"from": from, "to": Address::repeat_byte(7), "value": "0x5"})],
+            )
+            .await;
+        let receipt = node.wait_receipt(hash).await;
+        let number = receipt["blockNumber"].clone();
+        assert_eq!(format!("{:#x}", node.block_number().await), number);
+        for full in [false, true] {
+            let latest: Value = node
+                .request("eth_getBlockByNumber", rpc_params!["latest", full])
+                .await;
+            assert_eq!(latest["number"], number);
+            let mined = &latest["transactions"][0];
+            assert_eq!(if full { &mined["hash"] } else { mined }, &json!(hash));
+            let again: Value = node
+                .request("eth_getBlockByNumber", rpc_params!["latest", full])
+                .await;
+            let by_hash: Value = node
+                .request(
+                    "eth_getBlockByHash",
+                    rpc_params![latest["hash"].clone(), full],
+                )
+                .await;
+            let by_number: Value = node
+                .request("eth_getBlockByNumber", rpc_params![number.clone(), full])
+                .await;
+            assert_eq!(latest, again);
+            assert_eq!(latest, by_hash);
+            assert_eq!(latest, by_number);
+            if !full {
+                assert_ne!(latest, previous);
+                previous = latest;
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn evm_mine_and_the_clock_stamp_blocks_and_cheats_are_refused() {
     let node = dev_node().await;
