@@ -181,13 +181,17 @@ impl EthRpc {
         }
         let json = PreparedJson::of(&rpc).map_err(RpcError::Encode)?;
         let mut cache = self.head_json.lock();
-        if cache.hash != head.hash {
+        // Kept only while its block is the head: a request that began before a newer head
+        // leaves that head's JSON alone.
+        if cache.hash != head.hash && self.chain.head().hash == head.hash {
             *cache = HeadJson {
                 hash: head.hash,
                 ..HeadJson::default()
             };
         }
-        cache.json[usize::from(full)] = Some(json.clone());
+        if cache.hash == head.hash {
+            cache.json[usize::from(full)] = Some(json.clone());
+        }
         Ok(Some(BlockOrPending::Prepared(json)))
     }
 

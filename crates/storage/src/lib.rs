@@ -203,7 +203,7 @@ impl Storage {
     }
 
     /// Keeps the trie writes of up to `blocks` blocks and `bytes` bytes in memory (at least
-    /// one block: 1 writes every block's trie with the block); defaults
+    /// one block: 1 writes every block's trie right after it); defaults
     /// [`DEFAULT_TRIE_BUFFER_BLOCKS`], [`DEFAULT_TRIE_BUFFER_BYTES`].
     pub fn with_trie_buffer(mut self, blocks: usize, bytes: usize) -> Self {
         self.trie_buffer = (blocks.max(1), bytes);

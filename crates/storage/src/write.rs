@@ -58,7 +58,7 @@ impl Storage {
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
         let committed = self.commit_block_with(number, changes, true, seal)?;
-        self.flush_trie_if_full()?;
+        self.flush_trie_if_full();
         Ok(committed)
     }
 
@@ -117,19 +117,33 @@ impl Storage {
         };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
-        if trie_next.is_none() {
-            tx.open_table(META)
-                .map_err(StorageError::from)?
-                .insert(TRIE_NEXT, number)
-                .map_err(StorageError::from)?;
+        // Held from before the commit until readers have the new snapshot.
+        let mut trie = self.snapshots.trie();
+        // Written out after a block as a rule (`flush_trie_if_full`); with this block if those
+        // write-outs kept failing, so that the buffer stays bounded.
+        let (max_blocks, max_bytes) = self.trie_buffer;
+        let overdue = trie.blocks() >= max_blocks.saturating_mul(TRIE_BUFFER_OVERDUE)
+            || trie.bytes() >= max_bytes.saturating_mul(TRIE_BUFFER_OVERDUE);
+        {
+            let mut meta = tx.open_table(META).map_err(StorageError::from)?;
+            if overdue {
+                let mut nodes = tx.open_table(TRIE_NODES).map_err(StorageError::from)?;
+                trie.flush(Some(&trie_writes), &mut nodes)
+                    .map_err(StorageError::from)?;
+                meta.remove(TRIE_NEXT).map_err(StorageError::from)?;
+            } else if trie_next.is_none() {
+                meta.insert(TRIE_NEXT, number).map_err(StorageError::from)?;
+            }
         }
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
             super::prune::prune(&tx, number, window, &lengths)?;
         }
-        // Held from before the commit until readers have the new snapshot.
-        let mut trie = self.snapshots.trie();
         tx.commit().map_err(StorageError::from)?;
-        trie.push(trie_writes);
+        if overdue {
+            trie.clear();
+        } else {
+            trie.push(trie_writes);
+        }
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db, &trie);
         Ok((block, hash))
@@ -140,15 +154,25 @@ impl Storage {
     /// block writer calls it after each block is announced. The write does not wait for the
     /// disk: the next durable block commit makes it durable, and a crash before that replays the
     /// buffered blocks from their change sets at the next start, as it would have anyway.
-    /// Returns whether it wrote.
-    pub fn flush_trie_if_full(&self) -> Result<bool, StorageError> {
-        self.write_trie_buffer(false)
+    /// Returns whether it wrote. A failure is logged and leaves the buffer as it was (readers
+    /// and the next blocks read through it); it is tried again after the next block, and a
+    /// block commit writes the buffer itself once it holds twice as much
+    /// (`TRIE_BUFFER_OVERDUE`).
+    pub fn flush_trie_if_full(&self) -> bool {
+        self.write_trie_buffer(false).unwrap_or_else(|e| {
+            tracing::warn!(target: "l2node::storage", error = %e, "could not write the buffered trie nodes; trying again after the next block");
+            false
+        })
     }
 
-    /// Writes the trie nodes kept in memory to the database and waits for the disk (on a clean
-    /// stop: the next start has nothing to replay).
+    /// Writes the trie nodes kept in memory to the database and waits for the disk, for them
+    /// and every earlier commit (on a clean stop: the next start has nothing to replay).
     pub fn flush_trie(&self) -> Result<(), StorageError> {
-        self.write_trie_buffer(true).map(drop)
+        if !self.write_trie_buffer(true)? {
+            // An earlier write-out may not have waited for the disk.
+            self.db.begin_write()?.commit()?;
+        }
+        Ok(())
     }
 
     /// [`Storage::flush_trie`] (`all`), or [`Storage::flush_trie_if_full`].
@@ -231,6 +255,11 @@ impl Storage {
         Ok(())
     }
 }
+
+/// How many times its limits the trie buffer may reach (its write-outs after blocks failing)
+/// before a block commit writes it with the block, as a bound on memory and on the replay after
+/// a crash.
+const TRIE_BUFFER_OVERDUE: usize = 2;
 
 /// Writes the plain state, its history and the block's change set; change sets before
 /// `keep_from` that the proof window no longer needs go.

@@ -622,12 +622,8 @@ impl Chain {
             },
             receipts,
         }));
-        // After the announcement, so that no block waits for the buffer's write-out. A failed
-        // write keeps the buffer (readers and the next blocks still read through it) and is
-        // tried again after the next block.
-        if let Err(e) = self.storage.flush_trie_if_full() {
-            tracing::warn!(target: "l2node::chain", error = %e, "could not write the buffered trie nodes; trying again after the next block");
-        }
+        // After the announcement, so that no block waits for the buffer's write-out.
+        self.storage.flush_trie_if_full();
         Ok(hash)
     }
 }
