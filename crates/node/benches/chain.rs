@@ -93,7 +93,7 @@ fn run(
         start.elapsed().as_secs_f64(),
     );
     let announced = listener.join().unwrap();
-    let slowest = |ends: &[Instant]| {
+    let p50_and_max = |ends: &[Instant]| {
         let mut ms: Vec<f64> = began
             .iter()
             .zip(ends)
@@ -102,7 +102,8 @@ fn run(
         ms.sort_by(f64::total_cmp);
         (ms[ms.len() / 2], ms[ms.len() - 1])
     };
-    let ((seen_p50, seen_max), (done_p50, done_max)) = (slowest(&announced), slowest(&done));
+    let ((seen_p50, seen_max), (done_p50, done_max)) =
+        (p50_and_max(&announced), p50_and_max(&done));
     println!(
         "produce {label}: a block announced {seen_p50:.1} ms after it began (p50), \
          {seen_max:.1} ms at most; producer done after {done_p50:.1} ms (p50), {done_max:.1} ms at most"

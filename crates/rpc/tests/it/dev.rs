@@ -15,6 +15,18 @@ async fn dev_node() -> TestNode {
     TestNode::start_with(|cfg| cfg.rpc.unlocked = l2node_node::dev::dev_accounts()).await
 }
 
+/// eth_sendTransaction of 5 wei from the unlocked account `from`, the rest filled by the node:
+/// its hash and receipt.
+async fn send_unlocked(node: &TestNode, from: Address) -> (B256, Value) {
+    let hash: B256 = node
+        .request(
+            "eth_sendTransaction",
+            rpc_params![json!({"from": from, "to": Address::repeat_byte(7), "value": "0x5"})],
+        )
+        .await;
+    (hash, node.wait_receipt(hash).await)
+}
+
 /// The JSON-RPC error of a call that must fail: (code, message).
 async fn error_of(node: &TestNode, method: &str, params: Value) -> (i32, String) {
     let params: Vec<Value> = serde_json::from_value(params).unwrap();
@@ -38,13 +50,7 @@ async fn unlocked_dev_accounts_send_and_sign_with_karma_aware_fees() {
     assert_eq!(accounts[0], from);
 
     // No gas, fees or nonce: the node fills them, and a Karma holder with quota sends free.
-    let hash: B256 = node
-        .request(
-            "eth_sendTransaction",
-            rpc_params![json!({"from": from, "to": Address::repeat_byte(7), "value": "0x5"})],
-        )
-        .await;
-    let receipt = node.wait_receipt(hash).await;
+    let (_, receipt) = send_unlocked(&node, from).await;
     assert_eq!(receipt["status"], "0x1");
     assert_eq!(receipt["effectiveGasPrice"], "0x0");
 
@@ -111,13 +117,7 @@ async fn the_latest_block_is_the_head_block_after_every_new_head() {
     let from = account(0).address();
     let mut previous = Value::Null;
     for _ in 0..3 {
-        let hash: B256 = node
-            .request(
-                "eth_sendTransaction",
-                rpc_params![json!({"from": from, "to": Address::repeat_byte(7), "value": "0x5"})],
-            )
-            .await;
-        let receipt = node.wait_receipt(hash).await;
+        let (hash, receipt) = send_unlocked(&node, from).await;
         let number = receipt["blockNumber"].clone();
         assert_eq!(format!("{:#x}", node.block_number().await), number);
         for full in [false, true] {
