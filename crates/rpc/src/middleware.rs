@@ -18,12 +18,14 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
 use jsonrpsee::core::server::{BatchResponseBuilder, MethodCallback, MethodResponse, Methods};
 use jsonrpsee::types::error::{OVERSIZED_RESPONSE_CODE, TOO_BIG_BATCH_RESPONSE_CODE};
 use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
 use l2node_api::error as code;
+use l2node_node::metrics;
 
 use super::error::RpcError;
 
@@ -303,9 +305,11 @@ where
             match refusal {
                 Some(rp) => rp,
                 None => {
-                    let started = std::time::Instant::now();
+                    let started = metrics::recording_rpc_calls().then(Instant::now);
                     let rp = rewrite_oversized(inner.call(req).await, limit);
-                    l2node_node::metrics::rpc_call(&method, started.elapsed());
+                    if let Some(started) = started {
+                        metrics::rpc_call(&method, started.elapsed());
+                    }
                     name_bad_param(rp, &method, params.as_deref().map(|p| p.get()))
                 }
             }
