@@ -122,6 +122,11 @@ pub const EVM_DEADLINE_CHECK_STEPS: u64 = 1024;
 /// default (50M), high enough for any block-sized call.
 pub const DEFAULT_RPC_GAS_CAP: u64 = 50_000_000;
 
+/// eth_call and eth_estimateGas answers kept for the head block (`--rpc-call-cache-size`): room
+/// for the distinct calls that pages and wallets poll between two blocks, within the cache's
+/// 8 MiB.
+pub const DEFAULT_RPC_CALL_CACHE_SIZE: usize = 4096;
+
 /// eth_estimateGas stops its binary search once `(hi - lo) / hi` falls below this ratio:
 /// geth's `estimateGasErrorRatio` (1.5%), so estimates match geth's within rounding.
 pub const ESTIMATE_GAS_ERROR_RATIO: f64 = 0.015;

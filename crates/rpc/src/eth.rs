@@ -24,13 +24,14 @@ use l2node_api::{
 use tokio::sync::Semaphore;
 
 use super::{
+    call_cache::{self, Answer, CallCache},
     convert,
     error::{RpcError, RpcResult},
     filters::Filters,
     heavy::HeavyPool,
     RpcConfig,
 };
-use l2node_node::chain::Chain;
+use l2node_node::chain::{Chain, Head};
 use l2node_node::constants::{
     MAX_PROOF_KEYS, RPC_LIGHT_LOGS_RANGE, RPC_LIGHT_PROOF_KEYS, TX_SYNC_DEFAULT_TIMEOUT,
     TX_SYNC_MAX_TIMEOUT,
@@ -66,7 +67,14 @@ pub struct EthRpc {
     /// The head block's eth_getBlockByNumber JSON, with hashes and with full transactions,
     /// made by the first request after each new head.
     head_json: Arc<parking_lot::Mutex<HeadJson>>,
+    /// eth_call and eth_estimateGas answers at the head.
+    calls: Arc<CallCache>,
 }
+
+/// [`call_cache::key`]'s method byte of eth_call.
+const CALL: u8 = 0;
+/// [`call_cache::key`]'s method byte of eth_estimateGas.
+const ESTIMATE_GAS: u8 = 1;
 
 /// [`EthRpc::head_json`]: the JSON of block `hash` (the head when it was made).
 #[derive(Default)]
@@ -89,7 +97,6 @@ impl EthRpc {
         Self {
             chain,
             pool,
-            cfg,
             jobs,
             heavy,
             pending,
@@ -99,6 +106,8 @@ impl EthRpc {
             net: Arc::new(NetStatus::default()),
             send_lock: Default::default(),
             head_json: Default::default(),
+            calls: Arc::new(CallCache::new(cfg.call_cache_size)),
+            cfg,
         }
     }
 
@@ -128,10 +137,13 @@ impl EthRpc {
 
     /// State and header of a block, or "header not found".
     pub(super) fn state_for(&self, id: Option<BlockId>) -> RpcResult<(StateAt, Header)> {
-        let id = id.unwrap_or(BlockId::latest());
-        let n = self.state_number_of(id)?;
+        let n = self.state_number_of(id.unwrap_or(BlockId::latest()))?;
+        self.state_of(n, &self.chain.head())
+    }
+
+    /// State and header of block `n`, with `head` a recent head.
+    fn state_of(&self, n: u64, head: &Head) -> RpcResult<(StateAt, Header)> {
         let storage = self.chain.storage();
-        let head = self.chain.head();
         // The state of exactly block `n`, even if a newer block commits meanwhile (the read
         // snapshot moves before the head does); at the snapshot's head this reads the current
         // tables.
@@ -215,6 +227,72 @@ impl EthRpc {
         f: impl Fn(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
     ) -> RpcResult<T> {
         let (state, header) = self.state_for(block)?;
+        self.run_evm(state, header, f).await
+    }
+
+    /// [`Self::evm_call`] for eth_call and eth_estimateGas: at the head, a request asked before
+    /// at the same head is answered from the cache (see `call_cache`), and a new answer is kept.
+    /// `key` is [`Self::call_key`]'s.
+    async fn cached_evm_call(
+        &self,
+        block: Option<BlockId>,
+        key: Option<Vec<u8>>,
+        f: impl Fn(CallEnv<'_>) -> RpcResult<Answer> + Send + 'static,
+    ) -> RpcResult<Answer> {
+        let n = self.state_number_of(block.unwrap_or(BlockId::latest()))?;
+        let head = self.chain.head();
+        let cached = (n == head.header.number).then_some(head.hash).zip(key);
+        if let Some((head, key)) = &cached {
+            if let Some(answer) = self.calls.get(*head, key) {
+                return Ok(answer);
+            }
+        }
+        let (state, header) = self.state_of(n, &head)?;
+        let answer = self.run_evm(state, header, f).await?;
+        if let Some((head, key)) = cached {
+            // Kept only while its block is still the head, so an unwind meanwhile cannot
+            // leave it under the old head's hash.
+            if self.chain.head().hash == head {
+                self.calls.insert(head, key, answer.clone());
+            }
+        }
+        Ok(answer)
+    }
+
+    /// eth_estimateGas's gas limit for `req` at `block` (also `l2_estimateGas`'s, which shares
+    /// its cached answers).
+    pub(super) async fn estimate_gas_at(
+        &self,
+        block: Option<BlockId>,
+        req: Arc<CallRequest>,
+    ) -> RpcResult<u64> {
+        let key = self.call_key(ESTIMATE_GAS, &(&req.tx, &req.state_overrides));
+        let answer = self
+            .cached_evm_call(block, key, move |at| {
+                Ok(Answer::Gas(executor::estimate_gas(at, &req)?))
+            })
+            .await?;
+        match answer {
+            Answer::Gas(gas) => Ok(gas),
+            Answer::Call { .. } => unreachable!("eth_estimateGas's entries are gas"),
+        }
+    }
+
+    /// What [`Self::cached_evm_call`] keeps an answer under: the method and `request`, what the
+    /// answer depends on besides the block; `None` when the cache is off.
+    fn call_key(&self, method: u8, request: &impl serde::Serialize) -> Option<Vec<u8>> {
+        self.calls
+            .enabled()
+            .then(|| call_cache::key(method, request))
+            .flatten()
+    }
+
+    async fn run_evm<T: Send + 'static>(
+        &self,
+        state: StateAt,
+        header: Header,
+        f: impl Fn(CallEnv<'_>) -> RpcResult<T> + Send + 'static,
+    ) -> RpcResult<T> {
         let spec = self.chain.spec();
         match f(CallEnv::new(&spec, &state, &header).inline()) {
             Err(RpcError::Exec(ExecError::OverBudget)) => {}
@@ -474,13 +552,24 @@ impl EthApiServer for EthRpc {
             block_overrides,
             gas_cap: self.cfg.gas_cap,
         };
-        let out = self
-            .evm_call(block, move |at| Ok(executor::call(at, &req)?))
+        let key = self.call_key(CALL, &(&req.tx, &req.state_overrides, &req.block_overrides));
+        let answer = self
+            .cached_evm_call(block, key, move |at| {
+                let out = executor::call(at, &req)?;
+                Ok(Answer::Call {
+                    output: out.output,
+                    reverted: out.reverted,
+                })
+            })
             .await?;
-        if out.reverted {
-            return Err(RpcError::Exec(ExecError::Revert { output: out.output }).into());
+        match answer {
+            Answer::Call {
+                output,
+                reverted: true,
+            } => Err(RpcError::Exec(ExecError::Revert { output }).into()),
+            Answer::Call { output, .. } => Ok(output),
+            Answer::Gas(_) => unreachable!("eth_call's entries are calls"),
         }
-        Ok(out.output)
     }
 
     async fn estimate_gas(
@@ -495,10 +584,7 @@ impl EthApiServer for EthRpc {
             block_overrides: None,
             gas_cap: self.cfg.gas_cap,
         };
-        let gas = self
-            .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
-            .await?;
-        Ok(U64::from(gas))
+        Ok(U64::from(self.estimate_gas_at(block, Arc::new(req)).await?))
     }
 
     async fn create_access_list(

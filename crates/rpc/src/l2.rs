@@ -18,7 +18,7 @@ use super::{
 };
 use l2node_node::chain::{Chain, NextBlock};
 use l2node_node::exclusions::Stage;
-use l2node_node::executor::{self, CallRequest};
+use l2node_node::executor::CallRequest;
 use l2node_node::fees::premium::PremiumQuote;
 use l2node_node::karma::{policy, Karma, KarmaError, SenderStatus};
 use l2node_node::pool::Pool;
@@ -40,35 +40,23 @@ impl EthRpc {
                 "from is required: the Karma state of the sender selects the fees".into(),
             )
         })?;
-        let req = CallRequest {
+        let req = Arc::new(CallRequest {
             tx: call,
             state_overrides,
             block_overrides: None,
             gas_cap: self.cfg.gas_cap,
-        };
+        });
         let next = self.chain.next_block();
         let base_fee = U256::from(next.base_fee);
-        let Some(karma) = self.pool.karma().cloned() else {
+        let gas = self.estimate_gas_at(block, req.clone()).await?;
+        // The fee fields are the sender's at the next block (its quota, the pool): never cached.
+        let priority = match self.pool.karma() {
             // A chain without Karma: the standard fee, no gasless path.
-            let gas = self
-                .evm_call(block, move |at| Ok(executor::estimate_gas(at, &req)?))
-                .await?;
-            return Ok(L2GasEstimate {
-                gas_limit: U64::from(gas),
-                base_fee_per_gas: base_fee,
-                priority_fee_per_gas: U256::from(self.suggested_tip().await?),
-            });
+            None => self.suggested_tip().await?,
+            Some(karma) => {
+                karma_priority_fee(&self.chain, &self.pool, karma, &next, &req.tx, from, gas)?
+            }
         };
-        let (chain, pool) = (self.chain.clone(), self.pool.clone());
-        // One blocking job: the estimate, then the Karma lookup and the premium fee.
-        let (gas, priority) = self
-            .evm_call(block, move |at| {
-                let gas = executor::estimate_gas(at, &req)?;
-                let priority =
-                    karma_priority_fee(&chain, &pool, &karma, &next, &req.tx, from, gas)?;
-                Ok((gas, priority))
-            })
-            .await?;
         Ok(L2GasEstimate {
             gas_limit: U64::from(gas),
             base_fee_per_gas: base_fee,

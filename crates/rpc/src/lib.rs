@@ -2,6 +2,7 @@
 //! (`eth`, `pubsub`, `misc`) over the node services, with one error table (`error`).
 
 mod accept;
+mod call_cache;
 mod conductor;
 mod convert;
 mod dashboard;
@@ -44,6 +45,9 @@ pub use server::{start_rpc_servers, RpcServerConfig, RpcServerError, RpcServerHa
 pub struct RpcConfig {
     /// Gas cap of eth_call / eth_estimateGas.
     pub gas_cap: u64,
+    /// Most eth_call and eth_estimateGas answers kept for the head (`--rpc-call-cache-size`;
+    /// 0 keeps none).
+    pub call_cache_size: usize,
     /// Blocks before the head whose state trie can be read: eth_getProof, eth_simulateV1 and
     /// testing_buildBlockV1 on them (`--rpc-eth-proof-window`; the node keeps their change sets).
     pub eth_proof_window: u64,
@@ -76,6 +80,7 @@ impl Default for RpcConfig {
     fn default() -> Self {
         Self {
             gas_cap: constants::DEFAULT_RPC_GAS_CAP,
+            call_cache_size: constants::DEFAULT_RPC_CALL_CACHE_SIZE,
             eth_proof_window: l2node_storage::DEFAULT_PROOF_WINDOW,
             evm_concurrency: constants::rpc_evm_concurrency(),
             heavy_concurrency: constants::rpc_heavy_concurrency(),

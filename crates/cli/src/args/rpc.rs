@@ -112,6 +112,11 @@ option_group! {
         /// Gas cap of eth_call and eth_estimateGas.
         #[arg(long, value_name = "GAS", default_value_t = c::DEFAULT_RPC_GAS_CAP)]
         pub rpc_gas_cap: u64,
+        /// Most eth_call and eth_estimateGas answers kept for the head block: the same request
+        /// at the same head is answered without running it again (0 keeps none). Kept answers
+        /// are dropped at each new block, and hold at most 8 MiB.
+        #[arg(long, value_name = "N", default_value_t = c::DEFAULT_RPC_CALL_CACHE_SIZE)]
+        pub rpc_call_cache_size: usize,
         /// Blocks before the head whose state trie can be read: eth_getProof, eth_simulateV1 and
         /// testing_buildBlockV1 on them. Older blocks answer an error naming this flag. The node
         /// keeps what each block of the window changed (bytes per block, not per block of
@@ -187,6 +192,7 @@ impl RpcArgs {
     pub(crate) fn rpc_config(&self) -> RpcConfig {
         RpcConfig {
             gas_cap: self.rpc_gas_cap,
+            call_cache_size: self.rpc_call_cache_size,
             eth_proof_window: self.rpc_eth_proof_window,
             evm_concurrency: self
                 .rpc_evm_concurrency

@@ -624,3 +624,47 @@ async fn sign_typed_data_v4_signs_the_eip712_hash() {
     assert_eq!(code, -32602);
     assert!(message.contains("typedData"), "{message}");
 }
+
+/// eth_call and eth_estimateGas answers kept for the head (`--rpc-call-cache-size`) are never
+/// given at another block: the same request after a new head, or at an older block, runs there.
+#[tokio::test]
+async fn a_call_asked_again_follows_the_head() {
+    let node = dev_node().await;
+    let from = account(0).address();
+    let to = Address::repeat_byte(7);
+    // Init code returning BALANCE(to): PUSH20 to, BALANCE, MSTORE at 0, RETURN 32 bytes.
+    let code = format!(
+        "0x73{}3160005260206000f3",
+        alloy_primitives::hex::encode(to)
+    );
+    let balance = |block: Value| {
+        let code = code.clone();
+        let node = &node;
+        async move {
+            let out: Bytes = node
+                .request("eth_call", rpc_params![json!({"data": code}), block])
+                .await;
+            U256::from_be_slice(&out)
+        }
+    };
+    // `to` pays 3 wei (a price given, so its balance is checked): refused while it holds
+    // nothing, 21,000 gas once it does.
+    let estimate = json!({"from": to, "to": from, "value": "0x3", "gasPrice": "0x0"});
+
+    assert_eq!(balance(json!("latest")).await, U256::ZERO);
+    assert_eq!(balance(json!("latest")).await, U256::ZERO);
+    let (code_, message) = error_of(&node, "eth_estimateGas", json!([estimate])).await;
+    assert_eq!(code_, -32000, "{message}");
+    let (_, first) = send_unlocked(&node, from).await;
+    assert_eq!(balance(json!("latest")).await, U256::from(5));
+    assert_eq!(balance(json!("latest")).await, U256::from(5));
+    let gas: U256 = node
+        .request("eth_estimateGas", rpc_params![estimate.clone()])
+        .await;
+    assert_eq!(gas, U256::from(21_000));
+    send_unlocked(&node, from).await;
+    assert_eq!(balance(json!("latest")).await, U256::from(10));
+    assert_eq!(balance(first["blockNumber"].clone()).await, U256::from(5));
+    assert_eq!(balance(json!("0x0")).await, U256::ZERO);
+    assert_eq!(balance(json!("latest")).await, U256::from(10));
+}
