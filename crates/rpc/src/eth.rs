@@ -287,6 +287,7 @@ impl EthRpc {
             .flatten()
     }
 
+    /// [`Self::evm_call`]'s run on a state already resolved.
     async fn run_evm<T: Send + 'static>(
         &self,
         state: StateAt,
