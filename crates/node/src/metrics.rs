@@ -76,7 +76,7 @@ pub fn install(cfg: MetricsConfig) -> Result<(), MetricsError> {
         by_method: l2node_api::methods()
             .map(|m| (m.name, OnceLock::new()))
             .collect(),
-        other: rpc_handles("other"),
+        other: OnceLock::new(),
     });
     Ok(())
 }
@@ -87,7 +87,7 @@ pub fn install(cfg: MetricsConfig) -> Result<(), MetricsError> {
 /// first call, so `/metrics` lists only the methods that were called.
 struct RpcHandles {
     by_method: HashMap<&'static str, OnceLock<(Counter, Histogram)>>,
-    other: (Counter, Histogram),
+    other: OnceLock<(Counter, Histogram)>,
 }
 
 static RPC_HANDLES: OnceLock<RpcHandles> = OnceLock::new();
@@ -112,7 +112,7 @@ pub fn rpc_call(method: &str, elapsed: Duration) {
     };
     let (counter, histogram) = match handles.by_method.get_key_value(method) {
         Some((name, slot)) => slot.get_or_init(|| rpc_handles(name)),
-        None => &handles.other,
+        None => handles.other.get_or_init(|| rpc_handles("other")),
     };
     counter.increment(1);
     histogram.record(elapsed.as_secs_f64());

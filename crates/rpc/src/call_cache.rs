@@ -13,7 +13,7 @@
 //! explorer walking history would only churn it). Errors are not kept, reverts are (a revert is
 //! an answer).
 
-use std::collections::HashMap;
+use std::collections::{hash_map::Entry, HashMap};
 
 use alloy_primitives::{Bytes, B256};
 use parking_lot::Mutex;
@@ -24,6 +24,14 @@ const MAX_BYTES: usize = 8 << 20;
 
 /// Largest call output kept: larger ones are rare, and cost little beside their transfer.
 const MAX_OUTPUT: usize = 64 << 10;
+
+/// Largest call input whose answers are kept: the key holds the input (as hex), and larger
+/// inputs (big deployments) are rarely asked again.
+pub(crate) const MAX_INPUT: usize = 64 << 10;
+
+/// What an entry costs besides its key and output bytes (the map's slot, the key's box, the
+/// answer), counted against [`MAX_BYTES`] so that many small answers stay within it too.
+const ENTRY_OVERHEAD: usize = std::mem::size_of::<(Box<[u8]>, Answer)>() + 16;
 
 /// A cached answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +89,8 @@ impl CallCache {
     /// Keeps `answer` to `key` at `head`, the chain's head when the caller checked: a new hash
     /// drops the previous head's answers. Within the limits only.
     pub(crate) fn insert(&self, head: B256, key: Vec<u8>, answer: Answer) {
-        let size = key.len()
+        let size = ENTRY_OVERHEAD
+            + key.len()
             + match &answer {
                 Answer::Call { output, .. } if output.len() > MAX_OUTPUT => return,
                 Answer::Call { output, .. } => output.len(),
@@ -99,8 +108,11 @@ impl CallCache {
                 )
             });
             if kept.answers.len() < self.max_entries && kept.bytes + size <= MAX_BYTES {
-                kept.bytes += size;
-                kept.answers.insert(key.into_boxed_slice(), answer);
+                // Two misses of one request both insert: the second changes nothing.
+                if let Entry::Vacant(slot) = kept.answers.entry(key.into_boxed_slice()) {
+                    slot.insert(answer);
+                    kept.bytes += size;
+                }
             }
             previous
         };
@@ -133,6 +145,10 @@ mod tests {
         assert_eq!(cache.get(a, &gas), None);
         cache.insert(a, gas.clone(), Answer::Gas(21_000));
         assert_eq!(cache.get(a, &gas), Some(Answer::Gas(21_000)));
+        // The same answer kept twice (two misses of one request) is counted once.
+        let bytes = cache.head.lock().bytes;
+        cache.insert(a, gas.clone(), Answer::Gas(21_000));
+        assert_eq!(cache.head.lock().bytes, bytes);
         // A new head (or an unwind's) answers nothing of the old one, and drops it.
         assert_eq!(cache.get(b, &k), None);
         cache.insert(b, k.clone(), call(8));
@@ -168,7 +184,10 @@ mod tests {
             cache.insert(head, i.to_be_bytes().to_vec(), answer);
             kept += usize::from(cache.get(head, &i.to_be_bytes()).is_some());
         }
-        assert!(kept * MAX_OUTPUT <= MAX_BYTES, "{kept} outputs kept");
+        assert!(
+            kept * (MAX_OUTPUT + ENTRY_OVERHEAD) <= MAX_BYTES,
+            "{kept} outputs kept"
+        );
         assert!(kept > 0);
 
         let off = CallCache::new(0);

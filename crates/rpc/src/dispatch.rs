@@ -128,11 +128,13 @@ struct Call<'a> {
 
 impl<'a> Call<'a> {
     fn into_request(self, extensions: Extensions) -> Request<'a> {
-        let mut req = Request::borrowed("", None, self.id);
-        req.method = self.method;
-        req.params = self.params;
-        req.extensions = extensions;
-        req
+        Request {
+            jsonrpc: TwoPointZero,
+            id: self.id,
+            method: self.method,
+            params: self.params,
+            extensions,
+        }
     }
 }
 

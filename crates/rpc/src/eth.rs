@@ -232,29 +232,32 @@ impl EthRpc {
 
     /// [`Self::evm_call`] for eth_call and eth_estimateGas: at the head, a request asked before
     /// at the same head is answered from the cache (see `call_cache`), and a new answer is kept.
-    /// `key` is [`Self::call_key`]'s.
+    /// `method` is the cache's method byte; `run` answers `req`.
     async fn cached_evm_call(
         &self,
         block: Option<BlockId>,
-        key: Option<Vec<u8>>,
-        f: impl Fn(CallEnv<'_>) -> RpcResult<Answer> + Send + 'static,
+        method: u8,
+        req: Arc<CallRequest>,
+        run: fn(CallEnv<'_>, &CallRequest) -> RpcResult<Answer>,
     ) -> RpcResult<Answer> {
         let n = self.state_number_of(block.unwrap_or(BlockId::latest()))?;
         let head = self.chain.head();
-        let cached = (n == head.header.number).then_some(head.hash).zip(key);
-        if let Some((head, key)) = &cached {
-            if let Some(answer) = self.calls.get(*head, key) {
+        let key = (n == head.header.number)
+            .then(|| self.call_key(method, &req))
+            .flatten();
+        if let Some(key) = &key {
+            if let Some(answer) = self.calls.get(head.hash, key) {
                 return Ok(answer);
             }
         }
         let (state, header) = self.state_of(n, &head)?;
-        let answer = self.run_evm(state, header, f).await?;
-        if let Some((head, key)) = cached {
-            // Kept only while its block is still the head, so an unwind meanwhile cannot
-            // leave it under the old head's hash.
-            if self.chain.head().hash == head {
-                self.calls.insert(head, key, answer.clone());
-            }
+        // Kept only if the state read is the head's own: an unwind between reading the head and
+        // opening the state would leave the state of another block.
+        let key = key.filter(|_| state.block_hash(n).is_ok_and(|h| h == head.hash));
+        let answer = self.run_evm(state, header, move |at| run(at, &req)).await?;
+        // Not kept once a newer head is in: it would drop that head's answers.
+        if let Some(key) = key.filter(|_| self.chain.head().hash == head.hash) {
+            self.calls.insert(head.hash, key, answer.clone());
         }
         Ok(answer)
     }
@@ -266,10 +269,9 @@ impl EthRpc {
         block: Option<BlockId>,
         req: Arc<CallRequest>,
     ) -> RpcResult<u64> {
-        let key = self.call_key(ESTIMATE_GAS, &(&req.tx, &req.state_overrides));
         let answer = self
-            .cached_evm_call(block, key, move |at| {
-                Ok(Answer::Gas(executor::estimate_gas(at, &req)?))
+            .cached_evm_call(block, ESTIMATE_GAS, req, |at, req| {
+                Ok(Answer::Gas(executor::estimate_gas(at, req)?))
             })
             .await?;
         match answer {
@@ -278,13 +280,18 @@ impl EthRpc {
         }
     }
 
-    /// What [`Self::cached_evm_call`] keeps an answer under: the method and `request`, what the
-    /// answer depends on besides the block; `None` when the cache is off.
-    fn call_key(&self, method: u8, request: &impl serde::Serialize) -> Option<Vec<u8>> {
-        self.calls
-            .enabled()
-            .then(|| call_cache::key(method, request))
-            .flatten()
+    /// What [`Self::cached_evm_call`] keeps an answer to `req` under: what it depends on
+    /// besides the block (the gas cap is the node's); `None` when the cache is off or the
+    /// request's input is too large to keep.
+    fn call_key(&self, method: u8, req: &CallRequest) -> Option<Vec<u8>> {
+        let input = req.tx.input.input().map_or(0, |i| i.len());
+        if !self.calls.enabled() || input > call_cache::MAX_INPUT {
+            return None;
+        }
+        call_cache::key(
+            method,
+            &(&req.tx, &req.state_overrides, &req.block_overrides),
+        )
     }
 
     /// [`Self::evm_call`]'s run on a state already resolved.
@@ -553,10 +560,9 @@ impl EthApiServer for EthRpc {
             block_overrides,
             gas_cap: self.cfg.gas_cap,
         };
-        let key = self.call_key(CALL, &(&req.tx, &req.state_overrides, &req.block_overrides));
         let answer = self
-            .cached_evm_call(block, key, move |at| {
-                let out = executor::call(at, &req)?;
+            .cached_evm_call(block, CALL, Arc::new(req), |at, req| {
+                let out = executor::call(at, req)?;
                 Ok(Answer::Call {
                     output: out.output,
                     reverted: out.reverted,
