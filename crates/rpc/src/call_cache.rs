@@ -7,8 +7,8 @@
 //! same head (a dapp's `balanceOf` or multicall polled by every open page, a wallet's estimate
 //! asked again while its user edits the amount) is answered from here without running the EVM.
 //!
-//! Only the head's answers are kept, keyed by the head's hash: the cache starts afresh at each
-//! new head and at an unwind, so it never answers for another block, and it holds at most one
+//! Only the head's answers are kept, keyed by the head's hash (`PerHead`): the cache starts
+//! afresh at each new head and at an unwind, so it never answers for another block, and it holds at most one
 //! block's worth of answers, within [`MAX_BYTES`]. Answers at older blocks are not kept (a block
 //! explorer walking history would only churn it). Errors are not kept, reverts are (a revert is
 //! an answer).
@@ -17,6 +17,8 @@ use std::collections::{hash_map::Entry, HashMap};
 
 use alloy_primitives::{Bytes, B256};
 use parking_lot::Mutex;
+
+use super::per_head::PerHead;
 
 /// Most bytes of requests and answers kept for one head: a bound on the memory the cache holds
 /// whatever its entry limit, small beside the page cache (`--db-cache-size`).
@@ -53,12 +55,12 @@ pub(crate) fn key(method: u8, request: &impl serde::Serialize) -> Option<Vec<u8>
 /// See the module docs.
 pub(crate) struct CallCache {
     max_entries: usize,
-    head: Mutex<HeadAnswers>,
+    head: Mutex<PerHead<HeadAnswers>>,
 }
 
+/// One head's answers.
 #[derive(Default)]
 struct HeadAnswers {
-    hash: B256,
     bytes: usize,
     answers: HashMap<Box<[u8]>, Answer>,
 }
@@ -68,7 +70,7 @@ impl CallCache {
     pub(crate) fn new(max_entries: usize) -> Self {
         Self {
             max_entries,
-            head: Mutex::new(HeadAnswers::default()),
+            head: Mutex::default(),
         }
     }
 
@@ -79,11 +81,7 @@ impl CallCache {
 
     /// The answer to `key` at the head `head`, if it was kept.
     pub(crate) fn get(&self, head: B256, key: &[u8]) -> Option<Answer> {
-        let kept = self.head.lock();
-        if kept.hash != head {
-            return None;
-        }
-        kept.answers.get(key).cloned()
+        self.head.lock().get(head)?.answers.get(key).cloned()
     }
 
     /// Keeps `answer` to `key` at `head`, the chain's head when the caller checked: a new hash
@@ -96,17 +94,9 @@ impl CallCache {
                 Answer::Call { output, .. } => output.len(),
                 Answer::Gas(_) => 0,
             };
-        let previous = {
+        let earlier = {
             let mut kept = self.head.lock();
-            let previous = (kept.hash != head).then(|| {
-                std::mem::replace(
-                    &mut *kept,
-                    HeadAnswers {
-                        hash: head,
-                        ..HeadAnswers::default()
-                    },
-                )
-            });
+            let (kept, earlier) = kept.for_head(head);
             if kept.answers.len() < self.max_entries && kept.bytes + size <= MAX_BYTES {
                 // Two misses of one request both insert: the second changes nothing.
                 if let Entry::Vacant(slot) = kept.answers.entry(key.into_boxed_slice()) {
@@ -114,10 +104,10 @@ impl CallCache {
                     kept.bytes += size;
                 }
             }
-            previous
+            earlier
         };
         // The previous head's answers are freed outside the lock.
-        drop(previous);
+        drop(earlier);
     }
 }
 
@@ -146,9 +136,9 @@ mod tests {
         cache.insert(a, gas.clone(), Answer::Gas(21_000));
         assert_eq!(cache.get(a, &gas), Some(Answer::Gas(21_000)));
         // The same answer kept twice (two misses of one request) is counted once.
-        let bytes = cache.head.lock().bytes;
+        let bytes = cache.head.lock().get(a).unwrap().bytes;
         cache.insert(a, gas.clone(), Answer::Gas(21_000));
-        assert_eq!(cache.head.lock().bytes, bytes);
+        assert_eq!(cache.head.lock().get(a).unwrap().bytes, bytes);
         // A new head (or an unwind's) answers nothing of the old one, and drops it.
         assert_eq!(cache.get(b, &k), None);
         cache.insert(b, k.clone(), call(8));

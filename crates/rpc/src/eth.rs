@@ -29,6 +29,7 @@ use super::{
     error::{RpcError, RpcResult},
     filters::Filters,
     heavy::HeavyPool,
+    per_head::PerHead,
     RpcConfig,
 };
 use l2node_node::chain::{Chain, Head};
@@ -66,7 +67,7 @@ pub struct EthRpc {
     pub(super) send_lock: Arc<tokio::sync::Mutex<()>>,
     /// The head block's eth_getBlockByNumber JSON, with hashes and with full transactions,
     /// made by the first request after each new head.
-    head_json: Arc<parking_lot::Mutex<HeadJson>>,
+    head_json: Arc<parking_lot::Mutex<PerHead<HeadJson>>>,
     /// eth_call and eth_estimateGas answers at the head.
     calls: Arc<CallCache>,
 }
@@ -76,13 +77,8 @@ const CALL: u8 = 0;
 /// [`call_cache::key`]'s method byte of eth_estimateGas.
 const ESTIMATE_GAS: u8 = 1;
 
-/// [`EthRpc::head_json`]: the JSON of block `hash` (the head when it was made).
-#[derive(Default)]
-struct HeadJson {
-    hash: B256,
-    /// Indexed by `full`.
-    json: [Option<PreparedJson>; 2],
-}
+/// [`EthRpc::head_json`]: the head block's JSON, indexed by `full`.
+type HeadJson = [Option<PreparedJson>; 2];
 
 impl EthRpc {
     /// Handlers over a chain and pool.
@@ -177,11 +173,13 @@ impl EthRpc {
         let head = self.chain.head();
         let is_head = number == head.header.number;
         if is_head {
-            let cache = self.head_json.lock();
-            if cache.hash == head.hash {
-                if let Some(json) = &cache.json[usize::from(full)] {
-                    return Ok(Some(BlockOrPending::Prepared(json.clone())));
-                }
+            if let Some(json) = self
+                .head_json
+                .lock()
+                .get(head.hash)
+                .and_then(|kept| kept[usize::from(full)].clone())
+            {
+                return Ok(Some(BlockOrPending::Prepared(json)));
             }
         }
         let Some(block) = self.stored_block(Some(number))? else {
@@ -192,17 +190,9 @@ impl EthRpc {
             return Ok(Some(BlockOrPending::Block(Box::new(rpc))));
         }
         let json = PreparedJson::of(&rpc).map_err(RpcError::Encode)?;
-        let mut cache = self.head_json.lock();
-        // Kept only while its block is the head: a request that began before a newer head
-        // leaves that head's JSON alone.
-        if cache.hash != head.hash && self.chain.head().hash == head.hash {
-            *cache = HeadJson {
-                hash: head.hash,
-                ..HeadJson::default()
-            };
-        }
-        if cache.hash == head.hash {
-            cache.json[usize::from(full)] = Some(json.clone());
+        // Kept only while its block is the head (see `per_head`).
+        if self.chain.head().hash == head.hash {
+            self.head_json.lock().for_head(head.hash).0[usize::from(full)] = Some(json.clone());
         }
         Ok(Some(BlockOrPending::Prepared(json)))
     }

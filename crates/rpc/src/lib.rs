@@ -19,6 +19,7 @@ pub mod middleware;
 mod misc;
 mod otterscan;
 mod params;
+mod per_head;
 mod pubsub;
 pub mod server;
 mod ws;
