@@ -331,13 +331,22 @@ pub(crate) struct Dummy;
 /// - in tests, an impl of `NetApiServer` (the name jsonrpsee generates, given as `server`) for
 ///   `Dummy`, and `dummy_module()` merging all of them, to check the tables against jsonrpsee.
 ///
-/// Methods are `#[method(name = "...")]` or `#[subscription(name = "..." => "...", unsubscribe =
-/// "...", item = ...)]`, `async` or not, take `&self` and have doc comments and no other
-/// attributes.
+/// Methods are `#[method(name = "...")]` (or `#[method(name = "...", with_extensions)]`, whose
+/// server method also takes the call's extensions) or `#[subscription(name = "..." => "...",
+/// unsubscribe = "...", item = ...)]`, `async` or not, take `&self` and have doc comments and no
+/// other attributes.
 macro_rules! declare_api {
     // ---- normalize each method to `{ name kind [unsubscribe?] [sink param] [async?] fn (args) ret }`
     (@norm $cont:tt [$($acc:tt)*]) => {
         declare_api!($cont [$($acc)*]);
+    };
+    (@norm $cont:tt [$($acc:tt)*]
+        $(#[doc = $doc:literal])*
+        #[method(name = $name:literal, with_extensions)]
+        $($rest:tt)*
+    ) => {
+        declare_api!(@sig $cont [$($acc)*]
+            { $name Method [] [_: &::jsonrpsee::Extensions,] } $($rest)*);
     };
     (@norm $cont:tt [$($acc:tt)*]
         $(#[doc = $doc:literal])*

@@ -97,8 +97,9 @@ declare_api! {
             slot: StorageSlot,
             block: Option<BlockId>,
         ) -> RpcResult<B256>;
-        /// Executes a call without a transaction.
-        #[method(name = "eth_call")]
+        /// Executes a call without a transaction. (The server reads the call's extensions: the
+        /// params as sent, when it may keep its answer under them.)
+        #[method(name = "eth_call", with_extensions)]
         async fn call(
             &self,
             transaction: TransactionRequest,
@@ -106,8 +107,8 @@ declare_api! {
             state_overrides: Option<StateOverride>,
             block_overrides: Option<Box<BlockOverrides>>,
         ) -> RpcResult<Bytes>;
-        /// Gas a transaction needs (binary search, 1.5% tolerance).
-        #[method(name = "eth_estimateGas")]
+        /// Gas a transaction needs (binary search, 1.5% tolerance). (Extensions: as eth_call.)
+        #[method(name = "eth_estimateGas", with_extensions)]
         async fn estimate_gas(
             &self,
             transaction: TransactionRequest,

@@ -385,6 +385,10 @@ pub const KARMA_DEFAULT_VERIFICATION_GAS_COST: u64 = 1_200_000;
 pub const KARMA_DEFAULT_VERIFICATION_CAPACITY: u64 = 90_000;
 /// See [`KARMA_DEFAULT_FIXED_COST_KWEI`].
 pub const KARMA_DEFAULT_MARGIN_PERCENT: u64 = 120;
+/// Senders whose Karma status for the next block is kept per head (`Karma::status_next`):
+/// about 200 bytes each, so at most about 1 MiB, room for every sender a busy block and the
+/// wallets estimating between two blocks ask about; past it statuses are read, not kept.
+pub const KARMA_STATUS_CACHE_SIZE: usize = 4096;
 /// How often the kill-switch file is looked at.
 pub const KARMA_KILL_SWITCH_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 /// Gas limit of the sequencer's `Karma.slash` transaction: the call writes two balances and

@@ -15,6 +15,7 @@ pub mod logs;
 pub mod metrics;
 pub mod miner;
 pub mod p2p;
+pub mod per_head;
 pub mod pool;
 pub mod sync;
 #[cfg(any(test, feature = "test-utils"))]

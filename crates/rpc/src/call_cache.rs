@@ -12,13 +12,25 @@
 //! block's worth of answers, within [`MAX_BYTES`]. Answers at older blocks are not kept (a block
 //! explorer walking history would only churn it). Errors are not kept, reverts are (a revert is
 //! an answer).
+//!
+//! A call whose block is the head by name (`latest`, or no block) is also kept under its params
+//! exactly as sent, and [`KeptCalls`] answers the same params again before they are parsed:
+//! a page polling one call sends the same bytes each time, and parsing the transaction was a
+//! tenth of such a call's cost.
 
 use std::collections::{hash_map::Entry, HashMap};
+use std::sync::Arc;
 
 use alloy_primitives::{Bytes, B256};
 use parking_lot::Mutex;
 
-use super::per_head::PerHead;
+use l2node_node::chain::Chain;
+use l2node_node::per_head::PerHead;
+
+/// [`key`]'s method byte of eth_call.
+pub(crate) const CALL: u8 = 0;
+/// [`key`]'s method byte of eth_estimateGas.
+pub(crate) const ESTIMATE_GAS: u8 = 1;
 
 /// Most bytes of requests and answers kept for one head: a bound on the memory the cache holds
 /// whatever its entry limit, small beside the page cache (`--db-cache-size`).
@@ -30,6 +42,10 @@ const MAX_OUTPUT: usize = 64 << 10;
 /// Largest call input whose answers are kept: the key holds the input (as hex), and larger
 /// inputs (big deployments) are rarely asked again.
 pub(crate) const MAX_INPUT: usize = 64 << 10;
+
+/// Longest params as sent that are looked up or kept as such: an input of [`MAX_INPUT`] bytes
+/// in hex, and room for the rest of the call.
+const MAX_SENT: usize = 2 * MAX_INPUT + 4096;
 
 /// What an entry costs besides its key and output bytes (the map's slot, the key's box, the
 /// answer), counted against [`MAX_BYTES`] so that many small answers stay within it too.
@@ -63,7 +79,15 @@ pub(crate) struct CallCache {
 struct HeadAnswers {
     bytes: usize,
     answers: HashMap<Box<[u8]>, Answer>,
+    /// The same answers by params as sent, per method byte.
+    sent: [HashMap<Box<str>, Answer>; 2],
 }
+
+/// An eth_call's or eth_estimateGas's params as sent, in the call's extensions when the
+/// dispatcher found no answer kept under them: the method keeps its answer under them too if
+/// its block is the head by name.
+#[derive(Clone)]
+pub(crate) struct SentParams(Arc<str>);
 
 impl CallCache {
     /// A cache of at most `max_entries` answers per head; 0 keeps none.
@@ -84,21 +108,44 @@ impl CallCache {
         self.head.lock().get(head)?.answers.get(key).cloned()
     }
 
-    /// Keeps `answer` to `key` at `head`, the chain's head when the caller checked: a new hash
-    /// drops the previous head's answers. Within the limits only.
-    pub(crate) fn insert(&self, head: B256, key: Vec<u8>, answer: Answer) {
-        let size = ENTRY_OVERHEAD
-            + key.len()
-            + match &answer {
-                Answer::Call { output, .. } if output.len() > MAX_OUTPUT => return,
-                Answer::Call { output, .. } => output.len(),
-                Answer::Gas(_) => 0,
-            };
+    /// The answer to `method`'s `params` as sent at the head `head`, if it was kept.
+    fn get_sent(&self, head: B256, method: u8, params: &str) -> Option<Answer> {
+        let kept = self.head.lock();
+        kept.get(head)?.sent[usize::from(method)]
+            .get(params)
+            .cloned()
+    }
+
+    /// Keeps `answer` to `key` (made by [`key`]), and to `sent` (the params as sent) if given,
+    /// at `head`, the chain's head when the caller checked: a new hash drops the previous
+    /// head's answers. Within the limits only.
+    pub(crate) fn insert(
+        &self,
+        head: B256,
+        key: Vec<u8>,
+        sent: Option<&SentParams>,
+        answer: Answer,
+    ) {
+        let output = match &answer {
+            Answer::Call { output, .. } if output.len() > MAX_OUTPUT => return,
+            Answer::Call { output, .. } => output.len(),
+            Answer::Gas(_) => 0,
+        };
         let earlier = {
             let mut kept = self.head.lock();
             let (kept, earlier) = kept.for_head(head);
-            if kept.answers.len() < self.max_entries && kept.bytes + size <= MAX_BYTES {
+            if let Some(SentParams(sent)) = sent {
+                let size = ENTRY_OVERHEAD + sent.len() + output;
+                let fits = kept.bytes + size <= MAX_BYTES;
+                let by_sent = &mut kept.sent[usize::from(key[0])];
                 // Two misses of one request both insert: the second changes nothing.
+                if fits && by_sent.len() < self.max_entries && !by_sent.contains_key(&**sent) {
+                    by_sent.insert(Box::from(&**sent), answer.clone());
+                    kept.bytes += size;
+                }
+            }
+            let size = ENTRY_OVERHEAD + key.len() + output;
+            if kept.answers.len() < self.max_entries && kept.bytes + size <= MAX_BYTES {
                 if let Entry::Vacant(slot) = kept.answers.entry(key.into_boxed_slice()) {
                     slot.insert(answer);
                     kept.bytes += size;
@@ -108,6 +155,36 @@ impl CallCache {
         };
         // The previous head's answers are freed outside the lock.
         drop(earlier);
+    }
+}
+
+/// The answers kept at the head, looked up by the dispatcher before a call is parsed.
+#[derive(Clone)]
+pub(crate) struct KeptCalls {
+    pub(crate) cache: Arc<CallCache>,
+    pub(crate) chain: Arc<Chain>,
+}
+
+impl KeptCalls {
+    /// `method`'s cache byte if its answers are kept by params as sent.
+    pub(crate) fn method_byte(method: &str) -> Option<u8> {
+        match method {
+            "eth_call" => Some(CALL),
+            "eth_estimateGas" => Some(ESTIMATE_GAS),
+            _ => None,
+        }
+    }
+
+    /// The answer kept at the head for `method`'s `params` as sent; if none, what the method
+    /// may keep its answer under (`None` when the cache is off or the params too long).
+    pub(crate) fn lookup(&self, method: u8, params: &str) -> Result<Answer, Option<SentParams>> {
+        if !self.cache.enabled() || params.len() > MAX_SENT {
+            return Err(None);
+        }
+        match self.cache.get_sent(self.chain.head().hash, method, params) {
+            Some(answer) => Ok(answer),
+            None => Err(Some(SentParams(Arc::from(params)))),
+        }
     }
 }
 
@@ -128,20 +205,20 @@ mod tests {
         let (a, b) = (B256::repeat_byte(1), B256::repeat_byte(2));
         let k = key(0, &("0xabc", 1)).unwrap();
         assert_eq!(cache.get(a, &k), None);
-        cache.insert(a, k.clone(), call(7));
+        cache.insert(a, k.clone(), None, call(7));
         assert_eq!(cache.get(a, &k), Some(call(7)));
         // Another method's request of the same JSON is another entry.
         let gas = key(1, &("0xabc", 1)).unwrap();
         assert_eq!(cache.get(a, &gas), None);
-        cache.insert(a, gas.clone(), Answer::Gas(21_000));
+        cache.insert(a, gas.clone(), None, Answer::Gas(21_000));
         assert_eq!(cache.get(a, &gas), Some(Answer::Gas(21_000)));
         // The same answer kept twice (two misses of one request) is counted once.
         let bytes = cache.head.lock().get(a).unwrap().bytes;
-        cache.insert(a, gas.clone(), Answer::Gas(21_000));
+        cache.insert(a, gas.clone(), None, Answer::Gas(21_000));
         assert_eq!(cache.head.lock().get(a).unwrap().bytes, bytes);
         // A new head (or an unwind's) answers nothing of the old one, and drops it.
         assert_eq!(cache.get(b, &k), None);
-        cache.insert(b, k.clone(), call(8));
+        cache.insert(b, k.clone(), None, call(8));
         assert_eq!(cache.get(b, &k), Some(call(8)));
         assert_eq!(cache.get(a, &k), None);
         assert_eq!(cache.get(b, &gas), None);
@@ -152,7 +229,7 @@ mod tests {
         let head = B256::repeat_byte(1);
         let cache = CallCache::new(2);
         for i in 0..4u8 {
-            cache.insert(head, vec![i], call(i));
+            cache.insert(head, vec![i], None, call(i));
         }
         assert_eq!(cache.get(head, &[0]), Some(call(0)));
         assert_eq!(cache.get(head, &[1]), Some(call(1)));
@@ -163,7 +240,7 @@ mod tests {
             output: Bytes::from(vec![0; MAX_OUTPUT + 1]),
             reverted: false,
         };
-        cache.insert(head, vec![0], big);
+        cache.insert(head, vec![0], None, big);
         assert_eq!(cache.get(head, &[0]), None, "an output over MAX_OUTPUT");
         let mut kept = 0;
         for i in 0..=(MAX_BYTES / MAX_OUTPUT) as u32 {
@@ -171,7 +248,7 @@ mod tests {
                 output: Bytes::from(vec![0; MAX_OUTPUT]),
                 reverted: false,
             };
-            cache.insert(head, i.to_be_bytes().to_vec(), answer);
+            cache.insert(head, i.to_be_bytes().to_vec(), None, answer);
             kept += usize::from(cache.get(head, &i.to_be_bytes()).is_some());
         }
         assert!(
@@ -182,7 +259,39 @@ mod tests {
 
         let off = CallCache::new(0);
         assert!(!off.enabled());
-        off.insert(head, vec![0], call(0));
+        off.insert(head, vec![0], None, call(0));
         assert_eq!(off.get(head, &[0]), None);
+    }
+
+    #[test]
+    fn answers_by_params_as_sent_are_kept_for_their_head_and_method_only() {
+        let cache = CallCache::new(16);
+        let (a, b) = (B256::repeat_byte(1), B256::repeat_byte(2));
+        let params = r#"[{"to":"0x0000000000000000000000000000000000000007"},"latest"]"#;
+        let sent = SentParams(Arc::from(params));
+        cache.insert(a, key(CALL, &params).unwrap(), Some(&sent), call(7));
+        assert_eq!(cache.get_sent(a, CALL, params), Some(call(7)));
+        assert_eq!(cache.get_sent(a, ESTIMATE_GAS, params), None);
+        assert_eq!(cache.get_sent(a, CALL, &params.replace(',', ", ")), None);
+        assert_eq!(cache.get_sent(b, CALL, params), None);
+        // Counted once however often it is kept.
+        let bytes = cache.head.lock().get(a).unwrap().bytes;
+        cache.insert(a, key(CALL, &params).unwrap(), Some(&sent), call(7));
+        assert_eq!(cache.head.lock().get(a).unwrap().bytes, bytes);
+        cache.insert(
+            b,
+            key(ESTIMATE_GAS, &params).unwrap(),
+            Some(&sent),
+            Answer::Gas(1),
+        );
+        assert_eq!(
+            cache.get_sent(b, ESTIMATE_GAS, params),
+            Some(Answer::Gas(1))
+        );
+        assert_eq!(
+            cache.get_sent(a, CALL, params),
+            None,
+            "a new head drops them"
+        );
     }
 }

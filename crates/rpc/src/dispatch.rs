@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 
+use alloy_primitives::U64;
 use futures::future::BoxFuture;
 use jsonrpsee::core::middleware::{
     Batch, BatchEntry, BatchEntryErr, Notification, ResponseFuture, RpcServiceT,
@@ -35,9 +36,12 @@ use jsonrpsee::types::error::ErrorCode;
 use jsonrpsee::types::{
     ErrorObject, ErrorObjectOwned, Extensions, Id, InvalidRequest, Params, Request, TwoPointZero,
 };
+use jsonrpsee::IntoResponse;
 use serde_json::value::RawValue;
 
+use super::call_cache::{self, KeptCalls, CALL};
 use super::error::RpcError;
+use super::eth::{call_answer, gas_answer};
 use super::middleware::WireRules;
 
 /// What a connection's messages are answered by: the module's methods behind the wire rules.
@@ -166,6 +170,24 @@ fn call_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Id<'de>, D::Error> 
     d.deserialize_any(IdVisitor)
 }
 
+/// The response to an eth_call (`byte` [`CALL`]) or eth_estimateGas answered from the kept
+/// answers: what the method's registration makes of the same answer.
+fn kept_answer(
+    id: Id<'_>,
+    byte: u8,
+    answer: call_cache::Answer,
+    max: usize,
+    extensions: Extensions,
+) -> MethodResponse {
+    let rp = if byte == CALL {
+        MethodResponse::response(id, call_answer(answer).into_response(), max)
+    } else {
+        let gas = Ok::<_, ErrorObjectOwned>(U64::from(gas_answer(answer)));
+        MethodResponse::response(id, gas.into_response(), max)
+    };
+    rp.with_extensions(extensions)
+}
+
 /// `-32700` with id null.
 pub(crate) fn parse_error() -> MethodResponse {
     MethodResponse::error(Id::Null, ErrorObjectOwned::from(RpcError::Parse))
@@ -239,6 +261,8 @@ pub(crate) struct ModuleService {
     pub(crate) conn_id: ConnectionId,
     pub(crate) max_response_body: usize,
     pub(crate) subscriptions: Option<Subscriptions>,
+    /// The eth_call and eth_estimateGas answers kept at the head, looked up by params as sent.
+    pub(crate) kept_calls: Option<KeptCalls>,
 }
 
 impl RpcServiceT for ModuleService {
@@ -262,13 +286,31 @@ impl RpcServiceT for ModuleService {
         match self.methods.method(&method) {
             None => error(id, ErrorCode::MethodNotFound.into(), extensions),
             Some(MethodCallback::Sync(cb)) => Answer::ready(cb(id, params, max, extensions)),
-            Some(MethodCallback::Async(cb)) => Answer::future(cb(
-                id.into_owned(),
-                params.into_owned(),
-                self.conn_id,
-                max,
-                extensions,
-            )),
+            Some(MethodCallback::Async(cb)) => {
+                let mut extensions = extensions;
+                let kept = self
+                    .kept_calls
+                    .as_ref()
+                    .zip(KeptCalls::method_byte(&method));
+                if let (Some((kept, byte)), Some(sent)) = (kept, params.as_str()) {
+                    match kept.lookup(byte, sent) {
+                        Ok(answer) => {
+                            return Answer::ready(kept_answer(id, byte, answer, max, extensions))
+                        }
+                        Err(Some(sent)) => {
+                            extensions.insert(sent);
+                        }
+                        Err(None) => {}
+                    }
+                }
+                Answer::future(cb(
+                    id.into_owned(),
+                    params.into_owned(),
+                    self.conn_id,
+                    max,
+                    extensions,
+                ))
+            }
             Some(MethodCallback::Subscription(cb)) => {
                 let Some(subs) = &self.subscriptions else {
                     return error(id, ErrorCode::InternalError.into(), extensions);
@@ -341,6 +383,7 @@ mod tests {
             conn_id: ConnectionId(0),
             max_response_body: 1 << 20,
             subscriptions: None,
+            kept_calls: None,
         })
     }
 
@@ -454,6 +497,74 @@ mod tests {
                     a.is_ok(),
                     b.is_ok()
                 ),
+            }
+        }
+    }
+
+    /// An answer from the kept answers reads exactly as the method's own answer of it (the
+    /// methods return `call_answer` and `gas_answer` of it through their registration).
+    #[tokio::test]
+    async fn a_kept_answer_reads_as_the_methods_answer() {
+        use alloy_primitives::Bytes;
+        use call_cache::{Answer, ESTIMATE_GAS};
+        let answers = [
+            (
+                CALL,
+                Answer::Call {
+                    output: Bytes::from(vec![1, 2, 3]),
+                    reverted: false,
+                },
+            ),
+            (
+                CALL,
+                Answer::Call {
+                    output: Bytes::from(vec![8, 195, 121, 160]),
+                    reverted: true,
+                },
+            ),
+            (
+                CALL,
+                Answer::Call {
+                    output: Bytes::new(),
+                    reverted: true,
+                },
+            ),
+            (ESTIMATE_GAS, Answer::Gas(21_000)),
+        ];
+        for (byte, answer) in answers {
+            let mut module = RpcModule::new(answer.clone());
+            module
+                .register_async_method("eth_call", |_, kept, _| async move {
+                    call_answer((*kept).clone())
+                })
+                .unwrap();
+            module
+                .register_async_method("eth_estimateGas", |_, kept, _| async move {
+                    Ok::<_, ErrorObjectOwned>(U64::from(gas_answer((*kept).clone())))
+                })
+                .unwrap();
+            let methods: Methods = module.into();
+            let name = if byte == CALL {
+                "eth_call"
+            } else {
+                "eth_estimateGas"
+            };
+            let Some(MethodCallback::Async(cb)) = methods.method(name) else {
+                panic!("registered above")
+            };
+            for id in [Id::Number(7), Id::Str("a\\\"b".into())] {
+                let no_params = Params::new(None);
+                let theirs = cb(
+                    id.clone(),
+                    no_params,
+                    ConnectionId(0),
+                    1 << 20,
+                    Extensions::new(),
+                );
+                let ours = kept_answer(id, byte, answer.clone(), 1 << 20, Extensions::new());
+                let theirs = theirs.await;
+                assert_eq!(ours.as_json().get(), theirs.as_json().get());
+                assert_eq!(ours.is_success(), theirs.is_success());
             }
         }
     }

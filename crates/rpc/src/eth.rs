@@ -12,6 +12,7 @@ use alloy_rpc_types_eth::{
     TransactionRequest,
 };
 use jsonrpsee::core::{async_trait, RpcResult as JsonRpcResult};
+use jsonrpsee::types::Extensions;
 use l2node_api::{
     types::{
         BlockOrPending, Capabilities, CapabilitiesHead, EthConfig, HistoryCapability,
@@ -24,12 +25,11 @@ use l2node_api::{
 use tokio::sync::Semaphore;
 
 use super::{
-    call_cache::{self, Answer, CallCache},
+    call_cache::{self, Answer, CallCache, KeptCalls, SentParams, CALL, ESTIMATE_GAS},
     convert,
     error::{RpcError, RpcResult},
     filters::Filters,
     heavy::HeavyPool,
-    per_head::PerHead,
     RpcConfig,
 };
 use l2node_node::chain::{Chain, Head};
@@ -43,6 +43,7 @@ use l2node_node::fees::FeeOracle;
 use l2node_node::logs::LogSearch;
 use l2node_node::miner::PendingBlocks;
 use l2node_node::p2p::NetStatus;
+use l2node_node::per_head::PerHead;
 use l2node_node::pool::Pool;
 use l2node_storage::{StateAt, StateReader, StoredBlock};
 
@@ -71,11 +72,6 @@ pub struct EthRpc {
     /// eth_call and eth_estimateGas answers at the head.
     calls: Arc<CallCache>,
 }
-
-/// [`call_cache::key`]'s method byte of eth_call.
-const CALL: u8 = 0;
-/// [`call_cache::key`]'s method byte of eth_estimateGas.
-const ESTIMATE_GAS: u8 = 1;
 
 /// [`EthRpc::head_json`]: the head block's JSON, indexed by `full`.
 type HeadJson = [Option<PreparedJson>; 2];
@@ -221,16 +217,19 @@ impl EthRpc {
     }
 
     /// [`Self::evm_call`] for eth_call and eth_estimateGas: at the head, a request asked before
-    /// at the same head is answered from the cache (see `call_cache`), and a new answer is kept.
+    /// at the same head is answered from the cache (see `call_cache`), and a new answer is kept,
+    /// also under `sent` (the params as sent) if the block is the head by name.
     /// `method` is the cache's method byte; `run` answers `req`.
     async fn cached_evm_call(
         &self,
-        block: Option<BlockId>,
+        (block, sent): (Option<BlockId>, Option<&SentParams>),
         method: u8,
         req: Arc<CallRequest>,
         run: fn(CallEnv<'_>, &CallRequest) -> RpcResult<Answer>,
     ) -> RpcResult<Answer> {
-        let n = self.state_number_of(block.unwrap_or(BlockId::latest()))?;
+        let block = block.unwrap_or(BlockId::latest());
+        let sent = sent.filter(|_| block == BlockId::latest());
+        let n = self.state_number_of(block)?;
         let head = self.chain.head();
         let key = (n == head.header.number)
             .then(|| self.call_key(method, &req))
@@ -247,7 +246,7 @@ impl EthRpc {
         let answer = self.run_evm(state, header, move |at| run(at, &req)).await?;
         // Not kept once a newer head is in: it would drop that head's answers.
         if let Some(key) = key.filter(|_| self.chain.head().hash == head.hash) {
-            self.calls.insert(head.hash, key, answer.clone());
+            self.calls.insert(head.hash, key, sent, answer.clone());
         }
         Ok(answer)
     }
@@ -256,7 +255,7 @@ impl EthRpc {
     /// its cached answers).
     pub(super) async fn estimate_gas_at(
         &self,
-        block: Option<BlockId>,
+        block: (Option<BlockId>, Option<&SentParams>),
         req: Arc<CallRequest>,
     ) -> RpcResult<u64> {
         let answer = self
@@ -264,9 +263,14 @@ impl EthRpc {
                 Ok(Answer::Gas(executor::estimate_gas(at, req)?))
             })
             .await?;
-        match answer {
-            Answer::Gas(gas) => Ok(gas),
-            Answer::Call { .. } => unreachable!("eth_estimateGas's entries are gas"),
+        Ok(gas_answer(answer))
+    }
+
+    /// The eth_call and eth_estimateGas answers kept at the head, for the dispatcher.
+    pub(super) fn kept_calls(&self) -> KeptCalls {
+        KeptCalls {
+            cache: self.calls.clone(),
+            chain: self.chain.clone(),
         }
     }
 
@@ -415,6 +419,26 @@ fn index_of(index: Index) -> usize {
     usize::from(index)
 }
 
+/// eth_call's result for a cached answer: the return data, or the revert error.
+pub(crate) fn call_answer(answer: Answer) -> JsonRpcResult<Bytes> {
+    match answer {
+        Answer::Call {
+            output,
+            reverted: true,
+        } => Err(RpcError::Exec(ExecError::Revert { output }).into()),
+        Answer::Call { output, .. } => Ok(output),
+        Answer::Gas(_) => unreachable!("eth_call's entries are calls"),
+    }
+}
+
+/// eth_estimateGas's result for a cached answer.
+pub(crate) fn gas_answer(answer: Answer) -> u64 {
+    match answer {
+        Answer::Gas(gas) => gas,
+        Answer::Call { .. } => unreachable!("eth_estimateGas's entries are gas"),
+    }
+}
+
 #[async_trait]
 impl EthApiServer for EthRpc {
     fn chain_id(&self) -> JsonRpcResult<U64> {
@@ -539,6 +563,7 @@ impl EthApiServer for EthRpc {
 
     async fn call(
         &self,
+        ext: &Extensions,
         request: TransactionRequest,
         block: Option<BlockId>,
         state_overrides: Option<StateOverride>,
@@ -551,7 +576,7 @@ impl EthApiServer for EthRpc {
             gas_cap: self.cfg.gas_cap,
         };
         let answer = self
-            .cached_evm_call(block, CALL, Arc::new(req), |at, req| {
+            .cached_evm_call((block, ext.get()), CALL, Arc::new(req), |at, req| {
                 let out = executor::call(at, req)?;
                 Ok(Answer::Call {
                     output: out.output,
@@ -559,18 +584,12 @@ impl EthApiServer for EthRpc {
                 })
             })
             .await?;
-        match answer {
-            Answer::Call {
-                output,
-                reverted: true,
-            } => Err(RpcError::Exec(ExecError::Revert { output }).into()),
-            Answer::Call { output, .. } => Ok(output),
-            Answer::Gas(_) => unreachable!("eth_call's entries are calls"),
-        }
+        call_answer(answer)
     }
 
     async fn estimate_gas(
         &self,
+        ext: &Extensions,
         request: TransactionRequest,
         block: Option<BlockId>,
         state_overrides: Option<StateOverride>,
@@ -581,7 +600,10 @@ impl EthApiServer for EthRpc {
             block_overrides: None,
             gas_cap: self.cfg.gas_cap,
         };
-        Ok(U64::from(self.estimate_gas_at(block, Arc::new(req)).await?))
+        let gas = self
+            .estimate_gas_at((block, ext.get()), Arc::new(req))
+            .await?;
+        Ok(U64::from(gas))
     }
 
     async fn create_access_list(

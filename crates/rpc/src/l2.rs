@@ -23,7 +23,7 @@ use l2node_node::fees::premium::PremiumQuote;
 use l2node_node::karma::{policy, Karma, KarmaError, SenderStatus};
 use l2node_node::pool::Pool;
 use l2node_node::pool::PoolError;
-use l2node_storage::StateReader;
+use l2node_storage::{StateAt, StateReader};
 use l2node_trie::state::DenyReason;
 
 impl EthRpc {
@@ -48,7 +48,7 @@ impl EthRpc {
         });
         let next = self.chain.next_block();
         let base_fee = U256::from(next.base_fee);
-        let gas = self.estimate_gas_at(block, req.clone()).await?;
+        let gas = self.estimate_gas_at((block, None), req.clone()).await?;
         // The fee fields are the sender's at the next block (its quota, the pool): never cached.
         let priority = match self.pool.karma() {
             // A chain without Karma: the standard fee, no gasless path.
@@ -70,19 +70,17 @@ impl EthRpc {
 }
 
 /// Whether a free transaction of `gas` from `from` would be admitted in the next block (pooled
-/// transactions included); the refusal says what to pay when not. Also the sender's nonce
-/// (pooled transactions included) and the state read for it.
+/// transactions included), read in `state` (the head's); the refusal says what to pay when not.
 fn gasless_admission(
-    chain: &Chain,
+    state: &StateAt,
     pool: &Pool,
     karma: &Karma,
     next: &NextBlock,
     from: Address,
     gas: u64,
 ) -> RpcResult<Result<(), KarmaError>> {
-    let state = chain.storage().state_at(Some(next.parent.header.number))?;
     let status = karma.status_next(
-        &state,
+        state,
         next.parent.header.number,
         next.parent.hash,
         next.timestamp,
@@ -104,16 +102,13 @@ fn karma_priority_fee(
     from: Address,
     gas: u64,
 ) -> RpcResult<u128> {
-    if gasless_admission(chain, pool, karma, next, from, gas)?.is_ok() {
+    let state = chain.storage().state_at(Some(next.parent.header.number))?;
+    if gasless_admission(&state, pool, karma, next, from, gas)?.is_ok() {
         return Ok(0);
     }
     let nonce = match pool.pending_nonce(from) {
         Some(n) => n,
-        None => chain
-            .storage()
-            .state_at(Some(next.parent.header.number))?
-            .account(from)?
-            .map_or(0, |a| a.nonce),
+        None => state.account(from)?.map_or(0, |a| a.nonce),
     };
     let quote = PremiumQuote {
         karma: karma.ledger().config(),
@@ -136,7 +131,8 @@ impl EthRpc {
         let (chain, pool) = (self.chain.clone(), self.pool.clone());
         self.bounded(move || {
             let next = chain.next_block();
-            gasless_admission(&chain, &pool, &karma, &next, from, gas)?
+            let state = chain.storage().state_at(Some(next.parent.header.number))?;
+            gasless_admission(&state, &pool, &karma, &next, from, gas)?
                 .map_err(|refusal| RpcError::Pool(PoolError::Karma(refusal)))?;
             Ok(0)
         })

@@ -19,7 +19,6 @@ pub mod middleware;
 mod misc;
 mod otterscan;
 mod params;
-mod per_head;
 mod pubsub;
 pub mod server;
 mod ws;
@@ -215,17 +214,35 @@ impl std::fmt::Display for Namespace {
     }
 }
 
+/// What the servers serve: the methods, and the eth_call and eth_estimateGas answers kept at
+/// the head that the dispatcher answers repeated calls from before parsing them.
+pub struct Module {
+    methods: RpcModule<()>,
+    kept_calls: Option<call_cache::KeptCalls>,
+}
+
+/// Methods alone (no answers looked up before parsing).
+impl From<RpcModule<()>> for Module {
+    fn from(methods: RpcModule<()>) -> Self {
+        Self {
+            methods,
+            kept_calls: None,
+        }
+    }
+}
+
 /// Every namespace merged into one module; each server serves the namespaces enabled for it.
 pub fn build_module(
     chain: Arc<Chain>,
     pool: Arc<Pool>,
     net: Arc<NetStatus>,
     cfg: RpcConfig,
-) -> RpcModule<()> {
+) -> Module {
     let mut module = RpcModule::new(());
     let cfg_miner = cfg.miner.clone();
     let group = cfg.group.clone();
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
+    let kept_calls = Some(eth.kept_calls());
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
         .expect("unique names");
@@ -288,5 +305,8 @@ pub fn build_module(
     module
         .merge(conductor::ConductorRpc { group }.into_rpc())
         .expect("unique names");
-    module
+    Module {
+        methods: module,
+        kept_calls,
+    }
 }

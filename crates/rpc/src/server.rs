@@ -24,7 +24,7 @@ use super::middleware::{Transport, WireRulesLayer};
 use super::ws::{WsServer, WsSettings};
 use super::{
     http_layer::{Backend, HttpWire, ProbeSource},
-    Namespace,
+    Module, Namespace,
 };
 use l2node_node::constants::{
     DEFAULT_RPC_CORS_ORIGINS, DEFAULT_RPC_HOST_ALLOWLIST, DEFAULT_RPC_HTTP_ADDR,
@@ -231,9 +231,13 @@ fn serving(module: &RpcModule<()>, apis: &[Namespace]) -> Methods {
 /// `http_only()` server on `http_addr`, `ws` on `ws_addr`. Port 0 is allowed; the handle reports
 /// the bound addresses.
 pub async fn start_rpc_servers(
-    module: RpcModule<()>,
+    module: impl Into<Module>,
     cfg: &RpcServerConfig,
 ) -> Result<RpcServerHandle, RpcServerError> {
+    let Module {
+        methods: module,
+        kept_calls,
+    } = module.into();
     for (transport, enabled, addr, apis) in [
         ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
         (WS, cfg.ws_enabled, cfg.ws_addr, &cfg.ws_apis),
@@ -274,6 +278,7 @@ pub async fn start_rpc_servers(
         );
         let server = WsServer::new(
             methods,
+            kept_calls.clone(),
             rules,
             WsSettings {
                 max_message: cfg.ws_max_message,
@@ -318,6 +323,7 @@ pub async fn start_rpc_servers(
             conn_id: ConnectionId(0),
             max_response_body: cfg.max_response_body as usize,
             subscriptions: None,
+            kept_calls,
         });
         let wire = HttpWire::new(
             Transport::Http,

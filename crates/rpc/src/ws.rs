@@ -45,6 +45,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::Layer;
 
+use super::call_cache::KeptCalls;
 use super::dispatch::{answer, ModuleService, Service, Subscriptions};
 use super::error::RpcError;
 use super::middleware::WireRulesLayer;
@@ -69,6 +70,7 @@ pub(crate) struct WsSettings {
 /// One WebSocket server: shared by all its connections.
 pub(crate) struct WsServer {
     methods: Methods,
+    kept_calls: Option<KeptCalls>,
     rules: WireRulesLayer,
     settings: WsSettings,
     /// tungstenite's limits: the message limit plus [`RPC_WS_OVERSIZE_SLACK`], so that a
@@ -81,10 +83,12 @@ pub(crate) struct WsServer {
 }
 
 impl WsServer {
-    /// A server for `methods` (the namespaces served over WebSocket) with `rules` around them;
-    /// subscription ids come from `id_provider`.
+    /// A server for `methods` (the namespaces served over WebSocket, answered from
+    /// `kept_calls` when they hold the answer) with `rules` around them; subscription ids come
+    /// from `id_provider`.
     pub(crate) fn new(
         methods: Methods,
+        kept_calls: Option<KeptCalls>,
         rules: WireRulesLayer,
         settings: WsSettings,
         id_provider: impl IdProvider + 'static,
@@ -104,6 +108,7 @@ impl WsServer {
         .into_json();
         Arc::new(Self {
             methods,
+            kept_calls,
             rules,
             settings,
             config,
@@ -134,6 +139,7 @@ impl WsServer {
                 sink,
                 id_provider: self.id_provider.clone(),
             }),
+            kept_calls: self.kept_calls.clone(),
         })
     }
 
@@ -502,6 +508,7 @@ mod tests {
         let rules = WireRulesLayer::new(Transport::Ws, &methods, 4, 1 << 20, None);
         WsServer::new(
             methods,
+            None,
             rules,
             WsSettings {
                 max_message: 1 << 16,

@@ -2,7 +2,7 @@
 //! block (a ledger entry is keyed by the block that set it, so the value at block N is the last
 //! entry at or before N: one range lookup, like the state history).
 
-use alloy_primitives::Address;
+use alloy_primitives::{Address, B256};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{codec, snapshot::Snapshot, Storage, StorageError};
@@ -125,6 +125,16 @@ impl LedgerAt {
     /// The block this view is at.
     pub fn block(&self) -> u64 {
         self.block
+    }
+
+    /// Whether this view is at the head of its snapshot.
+    pub fn at_head(&self) -> bool {
+        self.snap.head == Some(self.block)
+    }
+
+    /// The hash of the block this view is at (zero if this view holds no such block).
+    pub fn block_hash(&self) -> Result<B256, StorageError> {
+        self.snap.block_hash(self.block)
     }
 
     /// A sender's usage in `epoch`.

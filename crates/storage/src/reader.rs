@@ -125,10 +125,6 @@ impl StateReader for StateAt {
     }
 
     fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
-        let snap = &self.snap;
-        match snap.table(&snap.headers)?.get(number)? {
-            Some(v) => Ok(codec::header_parts(v.value()).0),
-            None => Ok(B256::ZERO),
-        }
+        self.snap.block_hash(number)
     }
 }

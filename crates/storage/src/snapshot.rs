@@ -126,6 +126,14 @@ impl Snapshot {
         Ok(lazy.table.get().expect("set above"))
     }
 
+    /// The hash of block `number` in this snapshot (zero if it holds no such block).
+    pub(crate) fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
+        Ok(self
+            .table(&self.headers)?
+            .get(number)?
+            .map_or(B256::ZERO, |v| super::codec::header_parts(v.value()).0))
+    }
+
     /// The state trie of `head`: the stored nodes with the buffered writes over them.
     pub(crate) fn trie(&self) -> Result<LayeredTrie<'_>, StorageError> {
         Ok(self.trie_layers.over(self.table(&self.trie_nodes)?))

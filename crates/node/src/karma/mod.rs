@@ -28,6 +28,8 @@ pub use config::{FeeParams, KarmaConfig, KarmaConfigError};
 use ledger::Ledger;
 use policy::{Refusal, SenderState};
 
+use crate::constants::KARMA_STATUS_CACHE_SIZE;
+use crate::per_head::PerHead;
 use l2node_storage::{StateReader, Storage, StorageError};
 use l2node_trie::state::{DenyEntry, DenyReason, KarmaTier};
 
@@ -148,6 +150,10 @@ pub struct SenderStatus {
 /// The tiers in force after head `.0` in epoch `.1`.
 type CachedTiers = (B256, u64, Arc<Vec<KarmaTier>>);
 
+/// Senders' statuses for the block after a head, by sender and epoch, as the head's state and
+/// ledger give them (operator deny entries, which change between blocks, are not in them).
+type CachedStatuses = PerHead<HashMap<(Address, u64), SenderStatus>>;
+
 /// The Karma service of a node on a chain with a `karma` section.
 #[derive(Debug)]
 pub struct Karma {
@@ -162,6 +168,9 @@ pub struct Karma {
     operator: RwLock<HashMap<Address, u64>>,
     /// Tiers in force for the block after a head.
     tiers_cache: Mutex<Option<CachedTiers>>,
+    /// Senders' statuses for the block after the head (pool admission, estimates and
+    /// `l2_getKarmaStatus` ask about the same senders many times a block).
+    status_cache: Mutex<CachedStatuses>,
 }
 
 impl Karma {
@@ -180,6 +189,7 @@ impl Karma {
             admin_off: AtomicBool::new(false),
             operator: RwLock::new(operator),
             tiers_cache: Mutex::new(None),
+            status_cache: Mutex::default(),
         };
         karma.poll_kill_switch();
         Ok(karma)
@@ -246,27 +256,33 @@ impl Karma {
         })
     }
 
-    /// The tiers in force for the block after the head `head_hash` at `next_timestamp`.
+    /// The tiers in force in `epoch` (of `next_timestamp`) for the block after the head
+    /// `head_hash`, kept for that head and epoch if `keep` (the reads were at that head).
     fn tiers_next(
         &self,
         state: &dyn StateReader,
         ledger: &l2node_storage::LedgerAt,
-        head_hash: B256,
-        next_timestamp: u64,
-    ) -> Result<(u64, Arc<Vec<KarmaTier>>), StorageError> {
-        let epoch = self.ledger.epochs().of(next_timestamp);
+        (head_hash, keep): (B256, bool),
+        (next_timestamp, epoch): (u64, u64),
+    ) -> Result<Arc<Vec<KarmaTier>>, StorageError> {
         if let Some((h, e, tiers)) = self.tiers_cache.lock().as_ref() {
             if *h == head_hash && *e == epoch {
-                return Ok((epoch, tiers.clone()));
+                return Ok(tiers.clone());
             }
         }
         let tiers = Arc::new(self.ledger.tiers_for(ledger, state, next_timestamp)?.tiers);
-        *self.tiers_cache.lock() = Some((head_hash, epoch, tiers.clone()));
-        Ok((epoch, tiers))
+        if keep {
+            *self.tiers_cache.lock() = Some((head_hash, epoch, tiers.clone()));
+        }
+        Ok(tiers)
     }
 
     /// A sender's Karma for the block after head `head_number` (hash `head_hash`, whose state
     /// `state` is) at `next_timestamp`: what admission and estimates decide on.
+    ///
+    /// What the head's state and ledger give is kept for that head (up to
+    /// [`KARMA_STATUS_CACHE_SIZE`] senders), and only once both are known to be at `head_hash`;
+    /// the operator's deny list is applied afresh every time.
     pub fn status_next(
         &self,
         state: &dyn StateReader,
@@ -275,27 +291,57 @@ impl Karma {
         next_timestamp: u64,
         sender: Address,
     ) -> Result<SenderStatus, StorageError> {
-        let ledger = self.storage.ledger_at(Some(head_number))?;
-        let (epoch, tiers) = self.tiers_next(state, &ledger, head_hash, next_timestamp)?;
-        let balance = self.ledger.balance(state, sender)?;
-        let tier = policy::tier_of(balance, &tiers).map(|(i, t)| (i, t.clone()));
-        let mut st = self
-            .ledger
-            .sender_state(&ledger, &tiers, epoch, sender, balance)?;
-        if st.deny.is_none() {
+        let epoch = self.ledger.epochs().of(next_timestamp);
+        let kept = self
+            .status_cache
+            .lock()
+            .get(head_hash)
+            .and_then(|statuses| statuses.get(&(sender, epoch)).cloned());
+        let mut status = match kept {
+            Some(status) => status,
+            None => {
+                let ledger = self.storage.ledger_at(Some(head_number))?;
+                // Kept only for the chain's head (an older block's status would start its
+                // cache afresh), and only if both views are of that block (not of one that an
+                // unwind put at its height meanwhile).
+                let keep = ledger.at_head()
+                    && state.block_hash(head_number)? == head_hash
+                    && ledger.block_hash()? == head_hash;
+                let tiers =
+                    self.tiers_next(state, &ledger, (head_hash, keep), (next_timestamp, epoch))?;
+                let balance = self.ledger.balance(state, sender)?;
+                let tier = policy::tier_of(balance, &tiers).map(|(i, t)| (i, t.clone()));
+                let status = SenderStatus {
+                    balance,
+                    tier,
+                    epoch_ends_at: self.ledger.epochs().ends_at(epoch),
+                    state: self
+                        .ledger
+                        .sender_state(&ledger, &tiers, epoch, sender, balance)?,
+                };
+                if keep {
+                    let earlier = {
+                        let mut cache = self.status_cache.lock();
+                        let (statuses, earlier) = cache.for_head(head_hash);
+                        if statuses.len() < KARMA_STATUS_CACHE_SIZE {
+                            statuses.insert((sender, epoch), status.clone());
+                        }
+                        earlier
+                    };
+                    drop(earlier);
+                }
+                status
+            }
+        };
+        if status.state.deny.is_none() {
             if let Some(until) = self.operator.read().get(&sender).filter(|u| **u >= epoch) {
-                st.deny = Some(DenyEntry {
+                status.state.deny = Some(DenyEntry {
                     reason: DenyReason::Operator,
                     until_epoch: *until,
                 });
             }
         }
-        Ok(SenderStatus {
-            balance,
-            tier,
-            epoch_ends_at: self.ledger.epochs().ends_at(epoch),
-            state: st,
-        })
+        Ok(status)
     }
 
     /// Admission of a transaction (premium or not, using `units` quota units) from a sender in

@@ -668,3 +668,78 @@ async fn a_call_asked_again_follows_the_head() {
     assert_eq!(balance(json!("0x0")).await, U256::ZERO);
     assert_eq!(balance(json!("latest")).await, U256::from(10));
 }
+
+/// The same eth_call or eth_estimateGas sent again at one head (answered from the answers kept
+/// under its params as sent) reads as the first answer, with the new request's id: a return,
+/// a revert with its data and an estimate, over HTTP and WebSocket; and as the same call named
+/// by the head's number (kept under its parsed form only).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_sent_again_reads_as_the_first_answer() {
+    use crate::wire::raw::{raw_http, Ws};
+    let node = dev_node().await;
+    let from = account(0).address();
+    // Init code returning 32 bytes of 0x2a, and the same reverting with them.
+    let (ret, rev) = ("0x602a60005260206000f3", "0x602a60005260206000fd");
+    let calls = [
+        ("eth_call", json!([{"data": ret}, "latest"])),
+        ("eth_call", json!([{"data": rev}])),
+        (
+            "eth_estimateGas",
+            json!([{"from": from, "to": from, "value": "0x1"}]),
+        ),
+    ];
+    let head: Value = node.request("eth_blockNumber", rpc_params![]).await;
+    let mut ws = Ws::connect(node.ws_addr).await;
+    for (method, params) in calls {
+        let mut answers = Vec::new();
+        for id in [json!(1), json!("again"), json!(3)] {
+            let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let reply = raw_http(
+                node.http_addr,
+                "POST",
+                &[("Content-Type", "application/json")],
+                body.to_string().as_bytes(),
+            )
+            .await;
+            let mut answer: Value = serde_json::from_slice(&reply.body).unwrap();
+            assert_eq!(answer["id"], id, "{answer}");
+            answer["id"] = Value::Null;
+            answers.push(answer);
+            ws.send(&body.to_string()).await;
+            let mut answer = ws.recv().await;
+            assert_eq!(answer["id"], id, "{answer}");
+            answer["id"] = Value::Null;
+            answers.push(answer);
+        }
+        let mut by_number = params.clone();
+        by_number.as_array_mut().unwrap().truncate(1);
+        by_number.as_array_mut().unwrap().push(head.clone());
+        let body = json!({"jsonrpc": "2.0", "id": null, "method": method, "params": by_number});
+        let reply = raw_http(
+            node.http_addr,
+            "POST",
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+        .await;
+        answers.push(serde_json::from_slice(&reply.body).unwrap());
+        assert!(
+            answers.windows(2).all(|w| w[0] == w[1]),
+            "{method}: {answers:?}"
+        );
+        let first = &answers[0];
+        match method {
+            "eth_estimateGas" => assert_eq!(first["result"], "0x5208", "{first}"),
+            _ if params[0]["data"] == ret => {
+                assert_eq!(first["result"], format!("0x{}", "00".repeat(31) + "2a"))
+            }
+            _ => {
+                assert_eq!(first["error"]["code"], 3, "{first}");
+                assert_eq!(
+                    first["error"]["data"],
+                    format!("0x{}", "00".repeat(31) + "2a")
+                );
+            }
+        }
+    }
+}

@@ -537,6 +537,10 @@ async fn operator_deny_list_and_kill_switch_over_l2admin() {
     let node = start(3_600).await;
     let key = account(0);
     let me = key.address();
+    // Asked before and after each change at the same head: the statuses a head keeps must not
+    // hide the operator's deny list, which changes between blocks.
+    assert_eq!(status(&node, me).await["feeState"], "gasless");
+    assert_eq!(priority(&estimate(&node, me).await), 0);
     let added: bool = node.request("l2admin_addToDenyList", rpc_params![me]).await;
     assert!(added);
     let s = status(&node, me).await;
@@ -554,6 +558,8 @@ async fn operator_deny_list_and_kill_switch_over_l2admin() {
         .request("l2admin_removeFromDenyList", rpc_params![me])
         .await;
     assert!(removed);
+    assert_eq!(status(&node, me).await["feeState"], "gasless");
+    assert_eq!(priority(&estimate(&node, me).await), 0);
     send_mined(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000)).await;
 
     let gasless: bool = node

@@ -1,29 +1,29 @@
-//! What the RPC layer keeps for the head block only (the head's eth_getBlockByNumber JSON, the
-//! eth_call and eth_estimateGas answers): a value tagged with the head's hash, which is never
-//! read for another hash and starts afresh when something is kept for a new one (a new head,
-//! or an unwind's, whose hash differs).
+//! What is kept for the head block only (the RPC's head block JSON and eth_call and
+//! eth_estimateGas answers, Karma's sender statuses for the next block): a value tagged with the
+//! head's hash, which is never read for another hash and starts afresh when something is kept
+//! for a new one (a new head, or an unwind's, whose hash differs).
 //!
-//! Callers keep a value only while its block is still the chain's head, so a request that began
-//! before a newer head cannot replace that head's values with its own.
+//! Callers keep a value only once they know it was computed at that block, so a request that
+//! began before a newer head or an unwind cannot file its answer under the wrong hash.
 
 use alloy_primitives::B256;
 
 /// A `T` kept for the head block `hash`.
-#[derive(Default)]
-pub(crate) struct PerHead<T> {
+#[derive(Debug, Default)]
+pub struct PerHead<T> {
     hash: B256,
     value: T,
 }
 
 impl<T: Default> PerHead<T> {
     /// What is kept for `head`, if that is the head it was kept for.
-    pub(crate) fn get(&self, head: B256) -> Option<&T> {
+    pub fn get(&self, head: B256) -> Option<&T> {
         (self.hash == head).then_some(&self.value)
     }
 
     /// What is kept for `head`, to add to: for another head than before, the earlier head's
     /// value is returned for the caller to drop (outside its lock) and an empty one is kept.
-    pub(crate) fn for_head(&mut self, head: B256) -> (&mut T, Option<T>) {
+    pub fn for_head(&mut self, head: B256) -> (&mut T, Option<T>) {
         let earlier = (self.hash != head).then(|| {
             self.hash = head;
             std::mem::take(&mut self.value)
