@@ -236,6 +236,11 @@ impl EthRpc {
             .flatten();
         if let Some(key) = &key {
             if let Some(answer) = self.calls.get(head.hash, key) {
+                // Another spelling of a kept request: keep the answer under this one too.
+                if sent.is_some() && self.chain.head().hash == head.hash {
+                    self.calls
+                        .insert(head.hash, key.clone(), sent, answer.clone());
+                }
                 return Ok(answer);
             }
         }
