@@ -14,9 +14,10 @@
 //! an answer).
 //!
 //! A call whose block is the head by name (`latest`, or no block) is also kept under its params
-//! exactly as sent, and [`KeptCalls`] answers the same params again before they are parsed:
-//! a page polling one call sends the same bytes each time, and parsing the transaction was a
-//! tenth of such a call's cost.
+//! exactly as sent, and [`KeptCalls`] answers the same params again before they are parsed
+//! (the request's envelope is read, its params are not): a page polling one call sends the same
+//! bytes each time, and reaching a kept answer through jsonrpsee's method call, the parse of
+//! the transaction and the key made from it cost more than half of such a call.
 
 use std::collections::{hash_map::Entry, HashMap};
 use std::sync::Arc;
@@ -78,9 +79,11 @@ pub(crate) struct CallCache {
 #[derive(Default)]
 struct HeadAnswers {
     bytes: usize,
+    /// Entries of both maps (the limit counts them together).
+    entries: usize,
     answers: HashMap<Box<[u8]>, Answer>,
     /// The same answers by params as sent, per method byte.
-    sent: [HashMap<Box<str>, Answer>; 2],
+    sent: [HashMap<Arc<str>, Answer>; 2],
 }
 
 /// An eth_call's or eth_estimateGas's params as sent, in the call's extensions when the
@@ -116,13 +119,14 @@ impl CallCache {
             .cloned()
     }
 
-    /// Keeps `answer` to `key` (made by [`key`]), and to `sent` (the params as sent) if given,
-    /// at `head`, the chain's head when the caller checked: a new hash drops the previous
-    /// head's answers. Within the limits only.
+    /// Keeps `answer` to `key` (made by [`key`] for `method`), and to `sent` (the params as
+    /// sent) if given, at `head`, the chain's head when the caller checked: a new hash drops
+    /// the previous head's answers. Within the limits only (an entry under the params as sent
+    /// counts as an entry, and its key's bytes; the output is shared).
     pub(crate) fn insert(
         &self,
         head: B256,
-        key: Vec<u8>,
+        (method, key): (u8, Vec<u8>),
         sent: Option<&SentParams>,
         answer: Answer,
     ) {
@@ -134,21 +138,24 @@ impl CallCache {
         let earlier = {
             let mut kept = self.head.lock();
             let (kept, earlier) = kept.for_head(head);
-            if let Some(SentParams(sent)) = sent {
-                let size = ENTRY_OVERHEAD + sent.len() + output;
-                let fits = kept.bytes + size <= MAX_BYTES;
-                let by_sent = &mut kept.sent[usize::from(key[0])];
+            let size = ENTRY_OVERHEAD + key.len() + output;
+            if kept.entries < self.max_entries && kept.bytes + size <= MAX_BYTES {
                 // Two misses of one request both insert: the second changes nothing.
-                if fits && by_sent.len() < self.max_entries && !by_sent.contains_key(&**sent) {
-                    by_sent.insert(Box::from(&**sent), answer.clone());
+                if let Entry::Vacant(slot) = kept.answers.entry(key.into_boxed_slice()) {
+                    slot.insert(answer.clone());
                     kept.bytes += size;
+                    kept.entries += 1;
                 }
             }
-            let size = ENTRY_OVERHEAD + key.len() + output;
-            if kept.answers.len() < self.max_entries && kept.bytes + size <= MAX_BYTES {
-                if let Entry::Vacant(slot) = kept.answers.entry(key.into_boxed_slice()) {
-                    slot.insert(answer);
-                    kept.bytes += size;
+            if let Some(SentParams(sent)) = sent {
+                let size = ENTRY_OVERHEAD + sent.len();
+                if kept.entries < self.max_entries && kept.bytes + size <= MAX_BYTES {
+                    if let Entry::Vacant(slot) = kept.sent[usize::from(method)].entry(sent.clone())
+                    {
+                        slot.insert(answer);
+                        kept.bytes += size;
+                        kept.entries += 1;
+                    }
                 }
             }
             earlier
@@ -205,20 +212,20 @@ mod tests {
         let (a, b) = (B256::repeat_byte(1), B256::repeat_byte(2));
         let k = key(0, &("0xabc", 1)).unwrap();
         assert_eq!(cache.get(a, &k), None);
-        cache.insert(a, k.clone(), None, call(7));
+        cache.insert(a, (CALL, k.clone()), None, call(7));
         assert_eq!(cache.get(a, &k), Some(call(7)));
         // Another method's request of the same JSON is another entry.
         let gas = key(1, &("0xabc", 1)).unwrap();
         assert_eq!(cache.get(a, &gas), None);
-        cache.insert(a, gas.clone(), None, Answer::Gas(21_000));
+        cache.insert(a, (ESTIMATE_GAS, gas.clone()), None, Answer::Gas(21_000));
         assert_eq!(cache.get(a, &gas), Some(Answer::Gas(21_000)));
         // The same answer kept twice (two misses of one request) is counted once.
         let bytes = cache.head.lock().get(a).unwrap().bytes;
-        cache.insert(a, gas.clone(), None, Answer::Gas(21_000));
+        cache.insert(a, (ESTIMATE_GAS, gas.clone()), None, Answer::Gas(21_000));
         assert_eq!(cache.head.lock().get(a).unwrap().bytes, bytes);
         // A new head (or an unwind's) answers nothing of the old one, and drops it.
         assert_eq!(cache.get(b, &k), None);
-        cache.insert(b, k.clone(), None, call(8));
+        cache.insert(b, (CALL, k.clone()), None, call(8));
         assert_eq!(cache.get(b, &k), Some(call(8)));
         assert_eq!(cache.get(a, &k), None);
         assert_eq!(cache.get(b, &gas), None);
@@ -229,7 +236,7 @@ mod tests {
         let head = B256::repeat_byte(1);
         let cache = CallCache::new(2);
         for i in 0..4u8 {
-            cache.insert(head, vec![i], None, call(i));
+            cache.insert(head, (CALL, vec![i]), None, call(i));
         }
         assert_eq!(cache.get(head, &[0]), Some(call(0)));
         assert_eq!(cache.get(head, &[1]), Some(call(1)));
@@ -240,7 +247,7 @@ mod tests {
             output: Bytes::from(vec![0; MAX_OUTPUT + 1]),
             reverted: false,
         };
-        cache.insert(head, vec![0], None, big);
+        cache.insert(head, (CALL, vec![0]), None, big);
         assert_eq!(cache.get(head, &[0]), None, "an output over MAX_OUTPUT");
         let mut kept = 0;
         for i in 0..=(MAX_BYTES / MAX_OUTPUT) as u32 {
@@ -248,7 +255,7 @@ mod tests {
                 output: Bytes::from(vec![0; MAX_OUTPUT]),
                 reverted: false,
             };
-            cache.insert(head, i.to_be_bytes().to_vec(), None, answer);
+            cache.insert(head, (CALL, i.to_be_bytes().to_vec()), None, answer);
             kept += usize::from(cache.get(head, &i.to_be_bytes()).is_some());
         }
         assert!(
@@ -259,7 +266,7 @@ mod tests {
 
         let off = CallCache::new(0);
         assert!(!off.enabled());
-        off.insert(head, vec![0], None, call(0));
+        off.insert(head, (CALL, vec![0]), None, call(0));
         assert_eq!(off.get(head, &[0]), None);
     }
 
@@ -269,18 +276,18 @@ mod tests {
         let (a, b) = (B256::repeat_byte(1), B256::repeat_byte(2));
         let params = r#"[{"to":"0x0000000000000000000000000000000000000007"},"latest"]"#;
         let sent = SentParams(Arc::from(params));
-        cache.insert(a, key(CALL, &params).unwrap(), Some(&sent), call(7));
+        cache.insert(a, (CALL, key(CALL, &params).unwrap()), Some(&sent), call(7));
         assert_eq!(cache.get_sent(a, CALL, params), Some(call(7)));
         assert_eq!(cache.get_sent(a, ESTIMATE_GAS, params), None);
         assert_eq!(cache.get_sent(a, CALL, &params.replace(',', ", ")), None);
         assert_eq!(cache.get_sent(b, CALL, params), None);
         // Counted once however often it is kept.
         let bytes = cache.head.lock().get(a).unwrap().bytes;
-        cache.insert(a, key(CALL, &params).unwrap(), Some(&sent), call(7));
+        cache.insert(a, (CALL, key(CALL, &params).unwrap()), Some(&sent), call(7));
         assert_eq!(cache.head.lock().get(a).unwrap().bytes, bytes);
         cache.insert(
             b,
-            key(ESTIMATE_GAS, &params).unwrap(),
+            (ESTIMATE_GAS, key(ESTIMATE_GAS, &params).unwrap()),
             Some(&sent),
             Answer::Gas(1),
         );
@@ -293,5 +300,12 @@ mod tests {
             None,
             "a new head drops them"
         );
+
+        // Both kinds count against the entry limit, the parsed form first.
+        let one = CallCache::new(1);
+        let parsed = key(CALL, &params).unwrap();
+        one.insert(a, (CALL, parsed.clone()), Some(&sent), call(7));
+        assert_eq!(one.get(a, &parsed), Some(call(7)));
+        assert_eq!(one.get_sent(a, CALL, params), None);
     }
 }

@@ -239,7 +239,7 @@ impl EthRpc {
                 // Another spelling of a kept request: keep the answer under this one too.
                 if sent.is_some() && self.chain.head().hash == head.hash {
                     self.calls
-                        .insert(head.hash, key.clone(), sent, answer.clone());
+                        .insert(head.hash, (method, key.clone()), sent, answer.clone());
                 }
                 return Ok(answer);
             }
@@ -251,7 +251,8 @@ impl EthRpc {
         let answer = self.run_evm(state, header, move |at| run(at, &req)).await?;
         // Not kept once a newer head is in: it would drop that head's answers.
         if let Some(key) = key.filter(|_| self.chain.head().hash == head.hash) {
-            self.calls.insert(head.hash, key, sent, answer.clone());
+            self.calls
+                .insert(head.hash, (method, key), sent, answer.clone());
         }
         Ok(answer)
     }

@@ -24,6 +24,11 @@ pub trait StateReader: Send + Sync {
     fn code_by_hash(&self, code_hash: B256) -> Result<Bytecode, StorageError>;
     /// Hash of a canonical block by number (for the BLOCKHASH opcode), zero when unknown.
     fn block_hash(&self, number: u64) -> Result<B256, StorageError>;
+    /// The number of the stored block whose state this is, for readers of stored state
+    /// (`None` for any other, whose reads callers must not keep as a stored block's).
+    fn stored_block(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A consistent snapshot of the state as of one block. Cheap to create: it shares the read
@@ -126,5 +131,9 @@ impl StateReader for StateAt {
 
     fn block_hash(&self, number: u64) -> Result<B256, StorageError> {
         self.snap.block_hash(number)
+    }
+
+    fn stored_block(&self) -> Option<u64> {
+        self.at.or(self.snap.head)
     }
 }

@@ -113,8 +113,9 @@ option_group! {
         #[arg(long, value_name = "GAS", default_value_t = c::DEFAULT_RPC_GAS_CAP)]
         pub rpc_gas_cap: u64,
         /// Most eth_call and eth_estimateGas answers kept for the head block: the same request
-        /// at the same head is answered without running it again (0 keeps none). Kept answers
-        /// are dropped at each new block, and hold at most 8 MiB.
+        /// at the same head is answered without running it again (0 keeps none). A call at
+        /// `latest` counts twice (also kept under its params as sent). Kept answers are dropped
+        /// at each new block, and hold at most 8 MiB.
         #[arg(long, value_name = "N", default_value_t = c::DEFAULT_RPC_CALL_CACHE_SIZE)]
         pub rpc_call_cache_size: usize,
         /// Blocks before the head whose state trie can be read: eth_getProof, eth_simulateV1 and

@@ -302,9 +302,11 @@ impl Karma {
             None => {
                 let ledger = self.storage.ledger_at(Some(head_number))?;
                 // Kept only for the chain's head (an older block's status would start its
-                // cache afresh), and only if both views are of that block (not of one that an
-                // unwind put at its height meanwhile).
+                // cache afresh), and only if both views are of that very block: read at its
+                // height (not at a later block an unwind then took back), and holding its hash
+                // there (not another block an unwind put at that height meanwhile).
                 let keep = ledger.at_head()
+                    && state.stored_block() == Some(head_number)
                     && state.block_hash(head_number)? == head_hash
                     && ledger.block_hash()? == head_hash;
                 let tiers =

@@ -627,6 +627,8 @@ async fn sign_typed_data_v4_signs_the_eip712_hash() {
 
 /// eth_call and eth_estimateGas answers kept for the head (`--rpc-call-cache-size`) are never
 /// given at another block: the same request after a new head, or at an older block, runs there.
+/// The client sends the same params each time, so the `latest` calls go through the answers
+/// kept under the params as sent, across the new heads.
 #[tokio::test]
 async fn a_call_asked_again_follows_the_head() {
     let node = dev_node().await;
