@@ -745,3 +745,29 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
         }
     }
 }
+
+/// An answer kept under its params as sent by one server is not given by a server that does
+/// not serve the method: with ETH on WebSocket only, the HTTP port still refuses eth_call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_kept_call_is_answered_only_where_its_namespace_is_served() {
+    use crate::wire::raw::{raw_http, Ws};
+    let node = TestNode::start_with(|c| {
+        c.rpc_server.http_apis = vec![l2node_rpc::Namespace::Net];
+    })
+    .await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "eth_call",
+        "params": [{"data": "0x602a60005260206000f3"}, "latest"]})
+    .to_string();
+    let mut ws = Ws::connect(node.ws_addr).await;
+    for _ in 0..2 {
+        ws.send(&body).await;
+        let answer = ws.recv().await;
+        assert!(answer["result"].is_string(), "{answer}");
+    }
+    let headers = [("Content-Type", "application/json")];
+    let reply = raw_http(node.http_addr, "POST", &headers, body.as_bytes()).await;
+    let answer: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert!(answer["result"].is_null(), "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("--rpc-http-api"), "{answer}");
+}
