@@ -49,7 +49,8 @@ impl EthRpc {
         let next = self.chain.next_block();
         let base_fee = U256::from(next.base_fee);
         let gas = self.estimate_gas_at((block, None), req.clone()).await?;
-        // The fee fields are the sender's at the next block (its quota, the pool): never cached.
+        // The fee fields are the sender's at the next block, made for each request (its Karma
+        // status as the head gives it is kept per head; the pool is read afresh).
         let priority = match self.pool.karma() {
             // A chain without Karma: the standard fee, no gasless path.
             None => self.suggested_tip().await?,
