@@ -127,6 +127,12 @@ impl EthRpc {
         self.number_of(id)?.ok_or(missing)
     }
 
+    /// The state of a block whose header is not needed, or "header not found".
+    pub(super) fn state_only(&self, id: Option<BlockId>) -> RpcResult<StateAt> {
+        let n = self.state_number_of(id.unwrap_or(BlockId::latest()))?;
+        Ok(self.chain.storage().state_at(Some(n))?)
+    }
+
     /// State and header of a block, or "header not found".
     pub(super) fn state_for(&self, id: Option<BlockId>) -> RpcResult<(StateAt, Header)> {
         let n = self.state_number_of(id.unwrap_or(BlockId::latest()))?;
@@ -518,7 +524,7 @@ impl EthApiServer for EthRpc {
     }
 
     fn balance(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<U256> {
-        let (state, _) = self.state_for(block)?;
+        let state = self.state_only(block)?;
         Ok(state
             .account(address)
             .map_err(RpcError::from)?
@@ -532,7 +538,7 @@ impl EthApiServer for EthRpc {
                 return Ok(U64::from(n));
             }
         }
-        let (state, _) = self.state_for(block)?;
+        let state = self.state_only(block)?;
         Ok(U64::from(
             state
                 .account(address)
@@ -543,7 +549,7 @@ impl EthApiServer for EthRpc {
     }
 
     fn code(&self, address: Address, block: Option<BlockId>) -> JsonRpcResult<Bytes> {
-        let (state, _) = self.state_for(block)?;
+        let state = self.state_only(block)?;
         let Some(acc) = state.account(address).map_err(RpcError::from)? else {
             return Ok(Bytes::new());
         };
@@ -559,7 +565,7 @@ impl EthApiServer for EthRpc {
         slot: StorageSlot,
         block: Option<BlockId>,
     ) -> JsonRpcResult<B256> {
-        let (state, _) = self.state_for(block)?;
+        let state = self.state_only(block)?;
         Ok(B256::from(
             state
                 .storage(address, slot.0.into())
@@ -945,7 +951,7 @@ impl EthApiServer for EthRpc {
             ))
             .into());
         }
-        let (state, _) = self.state_for(block)?;
+        let state = self.state_only(block)?;
         Ok(self
             .bounded(move || {
                 requests

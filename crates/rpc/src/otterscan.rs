@@ -236,7 +236,7 @@ impl OtsApiServer for EthRpc {
     }
 
     async fn has_code(&self, address: Address, block: BlockId) -> JsonRpcResult<bool> {
-        let (state, _) = self.state_for(Some(block))?;
+        let state = self.state_only(Some(block))?;
         let account = state.account_state(address).map_err(RpcError::from)?;
         Ok(account.is_some_and(|a| a.code_hash != KECCAK_EMPTY))
     }
