@@ -671,13 +671,20 @@ async fn a_call_asked_again_follows_the_head() {
     assert_eq!(balance(json!("latest")).await, U256::from(10));
 }
 
+/// The answer to a JSON-RPC message POSTed as is to the node's HTTP port.
+async fn post_json(node: &TestNode, body: &str) -> Value {
+    let headers = [("Content-Type", "application/json")];
+    let reply = crate::wire::raw::raw_http(node.http_addr, "POST", &headers, body.as_bytes()).await;
+    serde_json::from_slice(&reply.body).unwrap()
+}
+
 /// The same eth_call or eth_estimateGas sent again at one head (answered from the answers kept
 /// under its params as sent) reads as the first answer, with the new request's id: a return,
 /// a revert with its data and an estimate, over HTTP and WebSocket; and as the same call named
 /// by the head's number (kept under its parsed form only).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_sent_again_reads_as_the_first_answer() {
-    use crate::wire::raw::{raw_http, Ws};
+    use crate::wire::raw::Ws;
     let node = dev_node().await;
     let from = account(0).address();
     // Init code returning 32 bytes of 0x2a, and the same reverting with them.
@@ -696,14 +703,7 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
         let mut answers = Vec::new();
         for id in [json!(1), json!("again"), json!(3)] {
             let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            let reply = raw_http(
-                node.http_addr,
-                "POST",
-                &[("Content-Type", "application/json")],
-                body.to_string().as_bytes(),
-            )
-            .await;
-            let mut answer: Value = serde_json::from_slice(&reply.body).unwrap();
+            let mut answer = post_json(&node, &body.to_string()).await;
             assert_eq!(answer["id"], id, "{answer}");
             answer["id"] = Value::Null;
             answers.push(answer);
@@ -717,14 +717,7 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
         by_number.as_array_mut().unwrap().truncate(1);
         by_number.as_array_mut().unwrap().push(head.clone());
         let body = json!({"jsonrpc": "2.0", "id": null, "method": method, "params": by_number});
-        let reply = raw_http(
-            node.http_addr,
-            "POST",
-            &[("Content-Type", "application/json")],
-            body.to_string().as_bytes(),
-        )
-        .await;
-        answers.push(serde_json::from_slice(&reply.body).unwrap());
+        answers.push(post_json(&node, &body.to_string()).await);
         assert!(
             answers.windows(2).all(|w| w[0] == w[1]),
             "{method}: {answers:?}"
@@ -750,7 +743,7 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
 /// not serve the method: with ETH on WebSocket only, the HTTP port still refuses eth_call.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kept_call_is_answered_only_where_its_namespace_is_served() {
-    use crate::wire::raw::{raw_http, Ws};
+    use crate::wire::raw::Ws;
     let node = TestNode::start_with(|c| {
         c.rpc_server.http_apis = vec![l2node_rpc::Namespace::Net];
     })
@@ -764,9 +757,7 @@ async fn a_kept_call_is_answered_only_where_its_namespace_is_served() {
         let answer = ws.recv().await;
         assert!(answer["result"].is_string(), "{answer}");
     }
-    let headers = [("Content-Type", "application/json")];
-    let reply = raw_http(node.http_addr, "POST", &headers, body.as_bytes()).await;
-    let answer: Value = serde_json::from_slice(&reply.body).unwrap();
+    let answer = post_json(&node, &body).await;
     assert!(answer["result"].is_null(), "{answer}");
     let message = answer["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("--rpc-http-api"), "{answer}");
