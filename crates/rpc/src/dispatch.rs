@@ -16,7 +16,10 @@
 //!
 //! The parsed calls go to [`WireRules`] (batch limit, response size, disabled namespaces,
 //! parameter errors) around [`ModuleService`], which calls the `RpcModule`'s methods as
-//! jsonrpsee's own `RpcService` does (its constructor is crate-private).
+//! jsonrpsee's own `RpcService` does (its constructor is crate-private). Where the server
+//! serves the method, its [`Shortcuts`] come first: the light reads of `quick`, written
+//! straight into the answer, and repeated eth_call and eth_estimateGas answered from the answers
+//! kept at the head before their params are parsed.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -43,58 +46,107 @@ use super::call_cache::{self, KeptCalls, CALL};
 use super::error::RpcError;
 use super::eth::{call_answer, gas_answer};
 use super::middleware::WireRules;
+use super::quick::Quick;
 
 /// What a connection's messages are answered by: the module's methods behind the wire rules.
 pub(crate) type Service = WireRules<ModuleService>;
+
+/// What the dispatcher answers before jsonrpsee's method machinery, for the methods a server
+/// serves (see the module docs).
+#[derive(Clone)]
+pub(crate) struct Shortcuts {
+    pub(crate) kept_calls: KeptCalls,
+    pub(crate) quick: Quick,
+}
+
+/// The answer to one message, as the transports send it.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Made by jsonrpsee's types: a call's response or error, nothing for notifications, or a
+    /// subscribe call's answer (already sent through the connection's sink).
+    Method(MethodResponse),
+    /// A call's response or a batch's array, written by the dispatcher.
+    Rendered(String),
+}
+
+impl Reply {
+    /// The JSON to send; empty for notifications.
+    pub(crate) fn into_json(self) -> String {
+        match self {
+            Self::Method(rp) if rp.is_notification() => String::new(),
+            Self::Method(rp) => String::from(Box::<str>::from(rp.into_json())),
+            Self::Rendered(json) => json,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn json(&self) -> &str {
+        match self {
+            Self::Method(rp) => rp.as_json().get(),
+            Self::Rendered(json) => json,
+        }
+    }
+}
 
 /// The answer of one method call: ready, or the future of an async method or a subscribe call.
 type Answer = ResponseFuture<BoxFuture<'static, MethodResponse>, MethodResponse>;
 
 /// The answer to one whole message (leading whitespace allowed).
-pub(crate) async fn answer(
-    data: &[u8],
-    service: &Service,
-    extensions: Extensions,
-) -> MethodResponse {
+pub(crate) async fn answer(data: &[u8], service: &Service, extensions: Extensions) -> Reply {
     let start = data
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .unwrap_or(data.len());
     let body = &data[start..];
     if body.first() == Some(&b'[') {
-        let Ok(entries) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
-            return parse_error();
+        // Most batches hold well-formed calls only: those are read in one pass, any other entry
+        // by entry.
+        let batch = if let Ok(calls) = serde_json::from_slice::<Vec<Call<'_>>>(body) {
+            calls
+                .into_iter()
+                .map(|call| Ok(BatchEntry::Call(call.into_request(extensions.clone()))))
+                .collect()
+        } else {
+            let Ok(entries) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
+                return Reply::Method(parse_error());
+            };
+            entries
+                .into_iter()
+                .map(|entry| batch_entry(entry, &extensions))
+                .collect()
         };
-        let batch = entries
-            .into_iter()
-            .map(|entry| batch_entry(entry, &extensions))
-            .collect();
-        return service.batch(Batch::from(batch)).await;
+        return service.batch(batch).await;
     }
     if let Ok(call) = serde_json::from_slice::<Call<'_>>(body) {
-        return service.call(call.into_request(extensions)).await;
+        let mut out = String::new();
+        let params = call.params.as_deref().map(RawValue::get);
+        if service.quick(&call.id, &call.method, params, &mut out) {
+            return Reply::Rendered(out);
+        }
+        return Reply::Method(service.call(call.into_request(extensions)).await);
     }
     let Ok(entry) = serde_json::from_slice::<&RawValue>(body) else {
-        return parse_error();
+        return Reply::Method(parse_error());
     };
     if !entry_is_sound(entry) {
-        return MethodResponse::error(Id::Null, ErrorObject::from(ErrorCode::InvalidRequest));
+        let err = ErrorObject::from(ErrorCode::InvalidRequest);
+        return Reply::Method(MethodResponse::error(Id::Null, err));
     }
     if let Ok(mut n) = serde_json::from_str::<Notification<'_>>(entry.get()) {
         n.extensions = extensions;
-        return service.notification(n).await;
+        return Reply::Method(service.notification(n).await);
     }
     // An object that is neither: `-32600` with its id if it has a usable one.
     let (id, code) = prepare_error(body);
-    MethodResponse::error(id, ErrorObject::from(code))
+    Reply::Method(MethodResponse::error(id, ErrorObject::from(code)))
 }
+
+/// One entry of a batch: a call, a notification, or the error it is answered with.
+pub(crate) type Entry<'a> = Result<BatchEntry<'a>, BatchEntryErr<'a>>;
 
 /// One entry of a batch, classified as jsonrpsee's server does, with the rules of the module
 /// docs for the entries it would misread.
-fn batch_entry<'a>(
-    entry: &'a RawValue,
-    extensions: &Extensions,
-) -> Result<BatchEntry<'a>, BatchEntryErr<'a>> {
+fn batch_entry<'a>(entry: &'a RawValue, extensions: &Extensions) -> Entry<'a> {
     let raw = entry.get();
     if let Ok(call) = serde_json::from_str::<Call<'a>>(raw) {
         return Ok(BatchEntry::Call(call.into_request(extensions.clone())));
@@ -261,8 +313,24 @@ pub(crate) struct ModuleService {
     pub(crate) conn_id: ConnectionId,
     pub(crate) max_response_body: usize,
     pub(crate) subscriptions: Option<Subscriptions>,
-    /// The eth_call and eth_estimateGas answers kept at the head, looked up by params as sent.
-    pub(crate) kept_calls: Option<KeptCalls>,
+    /// Answers before jsonrpsee's method machinery (`None`: none).
+    pub(crate) shortcuts: Option<Shortcuts>,
+}
+
+impl ModuleService {
+    /// [`Quick`]'s answer to a call of a method this service serves, appended to `out`; see
+    /// [`Quick::answer`].
+    pub(crate) fn quick(
+        &self,
+        id: &Id<'_>,
+        method: &str,
+        params: Option<&str>,
+        out: &mut String,
+    ) -> bool {
+        self.shortcuts.as_ref().is_some_and(|s| {
+            self.methods.method(method).is_some() && s.quick.answer(id, method, params, out)
+        })
+    }
 }
 
 impl RpcServiceT for ModuleService {
@@ -289,8 +357,9 @@ impl RpcServiceT for ModuleService {
             Some(MethodCallback::Async(cb)) => {
                 let mut extensions = extensions;
                 let kept = self
-                    .kept_calls
+                    .shortcuts
                     .as_ref()
+                    .map(|s| &s.kept_calls)
                     .zip(KeptCalls::method_byte(&method));
                 if let (Some((kept, byte)), Some(sent)) = (kept, params.as_str()) {
                     match kept.lookup(byte, sent) {
@@ -345,7 +414,7 @@ impl RpcServiceT for ModuleService {
     }
 
     /// Never called: `WireRules`, always around this service, answers a batch entry by entry
-    /// through [`Self::call`] (one copy of the batch rules, in `middleware`).
+    /// (one copy of the batch rules, in `middleware`).
     fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
         debug_assert!(false, "WireRules answers batches");
         drop(batch);
@@ -383,13 +452,13 @@ mod tests {
             conn_id: ConnectionId(0),
             max_response_body: 1 << 20,
             subscriptions: None,
-            kept_calls: None,
+            shortcuts: None,
         })
     }
 
     async fn ask(message: &str) -> Value {
-        let rp = answer(message.as_bytes(), &service(), Extensions::new()).await;
-        serde_json::from_str(rp.as_json().get()).unwrap()
+        let reply = answer(message.as_bytes(), &service(), Extensions::new()).await;
+        serde_json::from_str(reply.json()).unwrap()
     }
 
     #[tokio::test]
@@ -445,8 +514,8 @@ mod tests {
     async fn notifications_get_no_answer() {
         let note = r#"{"jsonrpc":"2.0","method":"eth_blockNumber"}"#;
         for message in [note.to_owned(), format!("[{note},{note}]")] {
-            let rp = answer(message.as_bytes(), &service(), Extensions::new()).await;
-            assert!(rp.is_notification(), "{message}");
+            let reply = answer(message.as_bytes(), &service(), Extensions::new()).await;
+            assert!(reply.into_json().is_empty(), "{message}");
         }
     }
 

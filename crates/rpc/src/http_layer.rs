@@ -276,14 +276,9 @@ async fn post(
         }
         Err(err) => return Err(err),
     };
-    let rp = dispatch::answer(&body, calls, Extensions::new()).await;
-    // JSON-RPC answers notifications with nothing at all.
-    let body = if rp.is_notification() {
-        String::new()
-    } else {
-        String::from(Box::<str>::from(rp.into_json()))
-    };
-    Ok(json(StatusCode::OK, body))
+    // JSON-RPC answers notifications with nothing at all (an empty body).
+    let reply = dispatch::answer(&body, calls, Extensions::new()).await;
+    Ok(json(StatusCode::OK, reply.into_json()))
 }
 
 fn host_allowed(settings: &Settings, headers: &HeaderMap) -> bool {

@@ -20,6 +20,7 @@ mod misc;
 mod otterscan;
 mod params;
 mod pubsub;
+mod quick;
 pub mod server;
 mod ws;
 
@@ -214,19 +215,20 @@ impl std::fmt::Display for Namespace {
     }
 }
 
-/// What the servers serve: the methods, and the eth_call and eth_estimateGas answers kept at
-/// the head that the dispatcher answers repeated calls from before parsing them.
+/// What the servers serve: the methods, and what the dispatcher answers before jsonrpsee's
+/// method machinery (`dispatch::Shortcuts`: repeated eth_call and eth_estimateGas from the
+/// answers kept at the head, and the light reads of `quick`).
 pub struct Module {
     methods: RpcModule<()>,
-    kept_calls: Option<call_cache::KeptCalls>,
+    shortcuts: Option<dispatch::Shortcuts>,
 }
 
-/// Methods alone (no answers looked up before parsing).
+/// Methods alone (every call through jsonrpsee's method machinery).
 impl From<RpcModule<()>> for Module {
     fn from(methods: RpcModule<()>) -> Self {
         Self {
             methods,
-            kept_calls: None,
+            shortcuts: None,
         }
     }
 }
@@ -242,7 +244,10 @@ pub fn build_module(
     let cfg_miner = cfg.miner.clone();
     let group = cfg.group.clone();
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
-    let kept_calls = Some(eth.kept_calls());
+    let shortcuts = Some(dispatch::Shortcuts {
+        kept_calls: eth.kept_calls(),
+        quick: quick::Quick::new(eth.clone()),
+    });
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
         .expect("unique names");
@@ -307,6 +312,6 @@ pub fn build_module(
         .expect("unique names");
     Module {
         methods: module,
-        kept_calls,
+        shortcuts,
     }
 }

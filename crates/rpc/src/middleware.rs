@@ -1,8 +1,8 @@
 //! JSON-level RPC middleware: batch limit, response-size errors and subscriptions over HTTP.
 //!
 //! jsonrpsee 0.26 gets these subtly different from geth and the interface document, so this
-//! layer wraps the service that calls the methods (jsonrpsee's `RpcService` over HTTP, `ws`'s
-//! `ModuleService` over WebSocket) and answers them itself:
+//! layer wraps the service that calls the methods (`dispatch`'s `ModuleService`) and answers them
+//! itself:
 //! - a batch over the limit gets ONE `-32005` error object (jsonrpsee: `-32010`); jsonrpsee's own
 //!   batch limit is set to unlimited so that only this check applies;
 //! - an empty batch gets one `-32600` object, not an array;
@@ -20,13 +20,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use jsonrpsee::core::middleware::{Batch, BatchEntry, Notification, RpcServiceT};
-use jsonrpsee::core::server::{BatchResponseBuilder, MethodCallback, MethodResponse, Methods};
-use jsonrpsee::types::error::{OVERSIZED_RESPONSE_CODE, TOO_BIG_BATCH_RESPONSE_CODE};
+use jsonrpsee::core::middleware::{BatchEntry, Notification, RpcServiceT};
+use jsonrpsee::core::server::{MethodCallback, MethodResponse, Methods};
+use jsonrpsee::types::error::OVERSIZED_RESPONSE_CODE;
 use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
 use l2node_api::error as code;
 use l2node_node::metrics;
+use serde_json::value::RawValue;
 
+use super::dispatch::{Entry, ModuleService, Reply};
 use super::error::RpcError;
 
 /// Which transport a server speaks; decides whether subscriptions are available.
@@ -273,22 +275,14 @@ fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> Met
         .with_extensions(extensions)
 }
 
-impl<S> RpcServiceT for WireRules<S>
-where
-    S: RpcServiceT<
-            MethodResponse = MethodResponse,
-            BatchResponse = MethodResponse,
-            NotificationResponse = MethodResponse,
-        > + Clone
-        + Send
-        + Sync
-        + 'static,
-{
-    type MethodResponse = MethodResponse;
-    type BatchResponse = MethodResponse;
-    type NotificationResponse = MethodResponse;
-
-    fn call<'a>(&self, req: Request<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
+impl WireRules<ModuleService> {
+    /// One call: refused here if this server does not serve it, otherwise answered by the
+    /// module's method, with jsonrpsee's oversized-response and bare invalid-params errors
+    /// reworded.
+    pub(crate) fn call<'a>(
+        &self,
+        req: Request<'a>,
+    ) -> impl Future<Output = MethodResponse> + Send + 'a {
         let refusal = self
             .not_enabled(&req.method)
             .or_else(|| self.subscription_over_http(&req.method))
@@ -316,60 +310,76 @@ where
         }
     }
 
-    fn batch<'a>(&self, batch: Batch<'a>) -> impl Future<Output = MethodResponse> + Send + 'a {
-        let this = self.clone();
-        async move {
-            if batch.is_empty() {
-                let err = RpcError::InvalidRequest("Invalid request".into());
-                return MethodResponse::error(Id::Null, ErrorObjectOwned::from(err));
-            }
-            if let Some(limit) = this.rules.max_batch_size {
-                if batch.len() > limit {
-                    let err = ErrorObjectOwned::from(RpcError::BatchTooLarge { limit });
-                    return MethodResponse::error(Id::Null, err);
-                }
-            }
-            let limit = this.rules.max_response_body;
-            let mut responses = BatchResponseBuilder::new_with_limit(limit as usize);
-            let mut got_notification = false;
-            for entry in batch {
-                let rp = match entry {
-                    Ok(BatchEntry::Call(req))
-                        if this.rules.transport == Transport::Ws
-                            && this.rules.subscribe_methods.contains(req.method_name()) =>
-                    {
-                        subscribe_in_batch(req)
-                    }
-                    Ok(BatchEntry::Call(req)) => this.call(req).await,
-                    Ok(BatchEntry::Notification(n)) => {
-                        got_notification = true;
-                        this.inner.notification(n).await;
-                        continue;
-                    }
-                    Err(err) => {
-                        let (err, id) = err.into_parts();
-                        MethodResponse::error(id, err)
-                    }
-                };
-                if let Err(err) = responses.append(rp) {
-                    debug_assert_eq!(err.as_error_code(), Some(TOO_BIG_BATCH_RESPONSE_CODE));
-                    return MethodResponse::error(Id::Null, response_too_large(limit));
-                }
-            }
-            if responses.is_empty() && got_notification {
-                // Nothing to answer: HTTP sends an empty body, WebSocket sends nothing.
-                MethodResponse::notification()
-            } else {
-                MethodResponse::from_batch(responses.finish())
-            }
+    /// A call of one of `quick`'s methods that this server serves, answered into `out` (see
+    /// `ModuleService::quick`), and counted in the metrics as [`Self::call`] counts calls.
+    /// `false` when the call must go through [`Self::call`].
+    pub(crate) fn quick(
+        &self,
+        id: &Id<'_>,
+        method: &str,
+        params: Option<&str>,
+        out: &mut String,
+    ) -> bool {
+        let started = metrics::recording_rpc_calls().then(Instant::now);
+        let answered = self.inner.quick(id, method, params, out);
+        if let (true, Some(started)) = (answered, started) {
+            metrics::rpc_call(method, started.elapsed());
         }
+        answered
     }
 
-    fn notification<'a>(
-        &self,
-        n: Notification<'a>,
-    ) -> impl Future<Output = MethodResponse> + Send + 'a {
-        self.inner.notification(n)
+    /// A batch: each entry answered in order as a single call would be, into one array.
+    pub(crate) async fn batch(&self, batch: Vec<Entry<'_>>) -> Reply {
+        let error = |err| Reply::Method(MethodResponse::error(Id::Null, err));
+        if batch.is_empty() {
+            return error(RpcError::InvalidRequest("Invalid request".into()).into());
+        }
+        if let Some(limit) = self.rules.max_batch_size {
+            if batch.len() > limit {
+                return error(RpcError::BatchTooLarge { limit }.into());
+            }
+        }
+        let limit = self.rules.max_response_body;
+        let mut out = String::with_capacity(2048);
+        out.push('[');
+        for entry in batch {
+            match entry {
+                Ok(BatchEntry::Call(req))
+                    if self.rules.transport == Transport::Ws
+                        && self.rules.subscribe_methods.contains(req.method_name()) =>
+                {
+                    out.push_str(subscribe_in_batch(req).as_json().get());
+                }
+                Ok(BatchEntry::Call(req)) => {
+                    let params = req.params.as_deref().map(RawValue::get);
+                    if !self.quick(&req.id, &req.method, params, &mut out) {
+                        out.push_str(self.call(req).await.as_json().get());
+                    }
+                }
+                Ok(BatchEntry::Notification(_)) => continue,
+                Err(err) => {
+                    let (err, id) = err.into_parts();
+                    out.push_str(MethodResponse::error(id, err).as_json().get());
+                }
+            }
+            // The array so far and its closing bracket, as jsonrpsee's batch builder counts.
+            if out.len() + 1 > limit as usize {
+                return error(response_too_large(limit));
+            }
+            out.push(',');
+        }
+        if out.len() == 1 {
+            // Notifications only: HTTP sends an empty body, WebSocket sends nothing.
+            return Reply::Method(MethodResponse::notification());
+        }
+        out.pop();
+        out.push(']');
+        Reply::Rendered(out)
+    }
+
+    /// A notification: nothing to answer.
+    pub(crate) async fn notification(&self, n: Notification<'_>) -> MethodResponse {
+        self.inner.notification(n).await
     }
 }
 

@@ -236,7 +236,7 @@ pub async fn start_rpc_servers(
 ) -> Result<RpcServerHandle, RpcServerError> {
     let Module {
         methods: module,
-        kept_calls,
+        shortcuts,
     } = module.into();
     for (transport, enabled, addr, apis) in [
         ("HTTP", cfg.http_enabled, cfg.http_addr, &cfg.http_apis),
@@ -278,7 +278,7 @@ pub async fn start_rpc_servers(
         );
         let server = WsServer::new(
             methods,
-            kept_calls.clone(),
+            shortcuts.clone(),
             rules,
             WsSettings {
                 max_message: cfg.ws_max_message,
@@ -323,7 +323,7 @@ pub async fn start_rpc_servers(
             conn_id: ConnectionId(0),
             max_response_body: cfg.max_response_body as usize,
             subscriptions: None,
-            kept_calls,
+            shortcuts,
         });
         let wire = HttpWire::new(
             Transport::Http,

@@ -45,8 +45,7 @@ use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::WebSocketStream;
 use tower::Layer;
 
-use super::call_cache::KeptCalls;
-use super::dispatch::{answer, ModuleService, Service, Subscriptions};
+use super::dispatch::{answer, ModuleService, Reply, Service, Shortcuts, Subscriptions};
 use super::error::RpcError;
 use super::middleware::WireRulesLayer;
 use l2node_node::constants::{RPC_WS_CLOSE_TIMEOUT, RPC_WS_MESSAGE_BUFFER, RPC_WS_OVERSIZE_SLACK};
@@ -70,7 +69,7 @@ pub(crate) struct WsSettings {
 /// One WebSocket server: shared by all its connections.
 pub(crate) struct WsServer {
     methods: Methods,
-    kept_calls: Option<KeptCalls>,
+    shortcuts: Option<Shortcuts>,
     rules: WireRulesLayer,
     settings: WsSettings,
     /// tungstenite's limits: the message limit plus [`RPC_WS_OVERSIZE_SLACK`], so that a
@@ -83,12 +82,11 @@ pub(crate) struct WsServer {
 }
 
 impl WsServer {
-    /// A server for `methods` (the namespaces served over WebSocket, answered from
-    /// `kept_calls` when they hold the answer) with `rules` around them; subscription ids come
-    /// from `id_provider`.
+    /// A server for `methods` (the namespaces served over WebSocket, with the dispatcher's
+    /// `shortcuts`) with `rules` around them; subscription ids come from `id_provider`.
     pub(crate) fn new(
         methods: Methods,
-        kept_calls: Option<KeptCalls>,
+        shortcuts: Option<Shortcuts>,
         rules: WireRulesLayer,
         settings: WsSettings,
         id_provider: impl IdProvider + 'static,
@@ -108,7 +106,7 @@ impl WsServer {
         .into_json();
         Arc::new(Self {
             methods,
-            kept_calls,
+            shortcuts,
             rules,
             settings,
             config,
@@ -139,7 +137,7 @@ impl WsServer {
                 sink,
                 id_provider: self.id_provider.clone(),
             }),
-            kept_calls: self.kept_calls.clone(),
+            shortcuts: self.shortcuts.clone(),
         })
     }
 
@@ -311,20 +309,27 @@ impl Connection {
         tokio::spawn(async move {
             let _pending = (pending, permit);
             // Calls are not tied to the read loop: stop them once nobody can read the answer.
-            let rp = tokio::select! {
+            let reply = tokio::select! {
                 biased;
                 () = sink.closed() => return,
-                rp = answer(&data, &service, extensions) => rp,
+                reply = answer(&data, &service, extensions) => reply,
             };
-            // Notifications get nothing; a subscribe call's answer already went out through the
-            // sink (jsonrpsee's `accept`/`reject`).
-            if rp.is_method_call() || rp.is_batch() {
-                let is_success = rp.is_success();
-                let (json, on_close, _) = rp.into_parts();
-                if sink.send(json).await.is_ok() {
-                    if let Some(n) = on_close {
-                        n.notify(is_success);
+            match reply {
+                // Notifications get nothing; a subscribe call's answer already went out through
+                // the sink (jsonrpsee's `accept`/`reject`).
+                Reply::Method(rp) if rp.is_method_call() || rp.is_batch() => {
+                    let is_success = rp.is_success();
+                    let (json, on_close, _) = rp.into_parts();
+                    if sink.send(json).await.is_ok() {
+                        if let Some(n) = on_close {
+                            n.notify(is_success);
+                        }
                     }
+                }
+                Reply::Method(_) => {}
+                Reply::Rendered(json) => {
+                    let json = RawValue::from_string(json).expect("the dispatcher writes JSON");
+                    let _ = sink.send(json).await;
                 }
             }
         });
@@ -521,12 +526,12 @@ mod tests {
         )
     }
 
-    async fn ask(service: &Service, message: &str) -> MethodResponse {
+    async fn ask(service: &Service, message: &str) -> Reply {
         answer(message.as_bytes(), service, Extensions::new()).await
     }
 
-    fn json(rp: &MethodResponse) -> Value {
-        serde_json::from_str(rp.as_json().get()).unwrap()
+    fn json(reply: &Reply) -> Value {
+        serde_json::from_str(reply.json()).unwrap()
     }
 
     /// The id, batch and notification rules are `dispatch`'s (tested there); here, that a

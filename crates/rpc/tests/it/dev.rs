@@ -671,11 +671,100 @@ async fn a_call_asked_again_follows_the_head() {
     assert_eq!(balance(json!("latest")).await, U256::from(10));
 }
 
-/// The answer to a JSON-RPC message POSTed as is to the node's HTTP port.
-async fn post_json(node: &TestNode, body: &str) -> Value {
+/// The answer to a JSON-RPC message POSTed as is to the node's HTTP port, as sent.
+async fn post_raw(node: &TestNode, body: &str) -> String {
     let headers = [("Content-Type", "application/json")];
     let reply = crate::wire::raw::raw_http(node.http_addr, "POST", &headers, body.as_bytes()).await;
-    serde_json::from_slice(&reply.body).unwrap()
+    String::from_utf8(reply.body).unwrap()
+}
+
+/// The answer to a JSON-RPC message POSTed as is to the node's HTTP port.
+async fn post_json(node: &TestNode, body: &str) -> Value {
+    serde_json::from_str(&post_raw(node, body).await).unwrap()
+}
+
+/// The light reads the dispatcher answers itself (eth_getBalance and eth_getTransactionCount
+/// with their params in a common shape) read byte for byte as the methods' own answers, alone
+/// and in a batch beside other calls, errors and a notification. The methods' own answers are
+/// asked for with the address spelled with an escape (`\u0030x...`), which jsonrpsee reads as the
+/// same address and the dispatcher leaves to it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quick_read_reads_as_the_methods_answer() {
+    let node = dev_node().await;
+    let from = account(0).address();
+    send_unlocked(&node, from).await;
+    let head = format!("{:#x}", node.block_number().await);
+    let escaped = |a: &str| format!("\\u0030{}", &a[1..]);
+    let mut calls = Vec::new();
+    for address in [from.to_string(), Address::repeat_byte(7).to_string()] {
+        for block in [
+            None,
+            Some("latest"),
+            Some("pending"),
+            Some("0x0"),
+            Some(head.as_str()),
+        ] {
+            for method in ["eth_getBalance", "eth_getTransactionCount"] {
+                let params = |a: &str| match block {
+                    None => format!(r#"["{a}"]"#),
+                    Some(b) => format!(r#"["{a}","{b}"]"#),
+                };
+                calls.push((method, params(&address), params(&escaped(&address))));
+            }
+        }
+    }
+    let message = |id: &str, method: &str, params: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+    };
+    for (method, quick, slow) in &calls {
+        for id in ["1", r#""a""#, r#""\u0041""#, "null"] {
+            let ours = post_raw(&node, &message(id, method, quick)).await;
+            let theirs = post_raw(&node, &message(id, method, slow)).await;
+            assert_eq!(ours, theirs, "{method} {quick}");
+            assert!(ours.contains(r#""result":"0x"#), "{ours}");
+        }
+    }
+    // A batch: the quick reads beside a call of another method, a call of an unknown block, a
+    // bad entry and a notification.
+    let batch = |params: &dyn Fn(usize) -> String| {
+        let mut entries: Vec<String> = (0..calls.len())
+            .map(|i| message(&i.to_string(), calls[i].0, &params(i)))
+            .collect();
+        entries.push(message("100", "eth_chainId", "[]"));
+        entries.push(message(
+            "101",
+            "eth_getBalance",
+            &format!(r#"["{from}","0xffff"]"#),
+        ));
+        entries.push(r#"{"id":102}"#.to_owned());
+        entries.push(r#"{"jsonrpc":"2.0","method":"eth_blockNumber"}"#.to_owned());
+        format!("[{}]", entries.join(","))
+    };
+    let ours = post_raw(&node, &batch(&|i| calls[i].1.clone())).await;
+    let theirs = post_raw(&node, &batch(&|i| calls[i].2.clone())).await;
+    assert_eq!(ours, theirs);
+    let answers: Vec<Value> = serde_json::from_str(&ours).unwrap();
+    assert_eq!(answers.len(), calls.len() + 3);
+    assert_eq!(answers[calls.len() + 1]["error"]["code"], -32000, "{ours}");
+    assert_eq!(answers[calls.len() + 2]["error"]["code"], -32600, "{ours}");
+
+    // The reads without params, against what the node says elsewhere.
+    let number = post_raw(&node, &message("7", "eth_blockNumber", "[]")).await;
+    assert_eq!(
+        number,
+        format!(r#"{{"jsonrpc":"2.0","id":7,"result":"{head}"}}"#)
+    );
+    let chain: Value = node.request("net_version", rpc_params![]).await;
+    let chain_id = post_raw(
+        &node,
+        r#"{"jsonrpc":"2.0","id":"c","method":"eth_chainId"}"#,
+    )
+    .await;
+    let want: u64 = chain.as_str().unwrap().parse().unwrap();
+    assert_eq!(
+        chain_id,
+        format!(r#"{{"jsonrpc":"2.0","id":"c","result":"{want:#x}"}}"#)
+    );
 }
 
 /// The same eth_call or eth_estimateGas sent again at one head (answered from the answers kept
@@ -740,7 +829,8 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
 }
 
 /// An answer kept under its params as sent by one server is not given by a server that does
-/// not serve the method: with ETH on WebSocket only, the HTTP port still refuses eth_call.
+/// not serve the method: with ETH on WebSocket only, the HTTP port still refuses eth_call, and
+/// the reads the dispatcher answers itself.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_kept_call_is_answered_only_where_its_namespace_is_served() {
     use crate::wire::raw::Ws;
@@ -757,8 +847,21 @@ async fn a_kept_call_is_answered_only_where_its_namespace_is_served() {
         let answer = ws.recv().await;
         assert!(answer["result"].is_string(), "{answer}");
     }
-    let answer = post_json(&node, &body).await;
-    assert!(answer["result"].is_null(), "{answer}");
-    let message = answer["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("--rpc-http-api"), "{answer}");
+    // Nor the reads the dispatcher answers itself.
+    let balance = json!({"jsonrpc": "2.0", "id": 2, "method": "eth_getBalance",
+        "params": [Address::ZERO, "latest"]})
+    .to_string();
+    let number = r#"{"jsonrpc":"2.0","id":3,"method":"eth_blockNumber"}"#;
+    for body in [
+        body.clone(),
+        balance.clone(),
+        number.to_owned(),
+        format!("[{balance}]"),
+    ] {
+        let answer = post_json(&node, &body).await;
+        let answer = answer.get(0).unwrap_or(&answer);
+        assert!(answer["result"].is_null(), "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("--rpc-http-api"), "{answer}");
+    }
 }
