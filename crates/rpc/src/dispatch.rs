@@ -1,10 +1,10 @@
 //! One JSON-RPC message (an HTTP body or a whole WebSocket message) answered by the module's
 //! methods, the same way on both transports.
 //!
-//! The message is parsed once: a well-formed call (or each well-formed entry of a batch) is read
-//! straight into a jsonrpsee `Request` (through [`Call`]), which borrows its method and params
-//! from the message.
-//! Only what does not parse as one goes through the slower checks below, which answer what
+//! A well-formed call, or a batch of well-formed calls, is parsed once: straight into jsonrpsee
+//! `Request`s (through [`Call`]), which borrow their method and params from the message. A batch
+//! with any other entry is split first and then read entry by entry.
+//! What does not parse as a call goes through the slower checks below, which answer what
 //! jsonrpsee 0.26 gets wrong the way geth and the JSON-RPC 2.0 spec do:
 //! - invalid JSON gets `-32700` with id null;
 //! - a valid JSON value that is not an object or array gets `-32600` (jsonrpsee: `-32700`);
@@ -99,15 +99,19 @@ pub(crate) async fn answer(data: &[u8], service: &Service, extensions: Extension
         .unwrap_or(data.len());
     let body = &data[start..];
     if body.first() == Some(&b'[') {
+        // (Read as text: skipping an unknown member's value does not check its UTF-8.)
+        let Ok(body) = std::str::from_utf8(body) else {
+            return Reply::Method(parse_error());
+        };
         // Most batches hold well-formed calls only: those are read in one pass, any other entry
         // by entry.
-        let batch = if let Ok(calls) = serde_json::from_slice::<Vec<Call<'_>>>(body) {
+        let batch = if let Ok(calls) = serde_json::from_str::<Vec<Call<'_>>>(body) {
             calls
                 .into_iter()
                 .map(|call| Ok(BatchEntry::Call(call.into_request(extensions.clone()))))
                 .collect()
         } else {
-            let Ok(entries) = serde_json::from_slice::<Vec<&RawValue>>(body) else {
+            let Ok(entries) = serde_json::from_str::<Vec<&RawValue>>(body) else {
                 return Reply::Method(parse_error());
             };
             entries
@@ -118,12 +122,12 @@ pub(crate) async fn answer(data: &[u8], service: &Service, extensions: Extension
         return service.batch(batch).await;
     }
     if let Ok(call) = serde_json::from_slice::<Call<'_>>(body) {
+        let req = call.into_request(extensions);
         let mut out = String::new();
-        let params = call.params.as_deref().map(RawValue::get);
-        if service.quick(&call.id, &call.method, params, &mut out) {
+        if service.quick(&req, &mut out) {
             return Reply::Rendered(out);
         }
-        return Reply::Method(service.call(call.into_request(extensions)).await);
+        return Reply::Method(service.call(req).await);
     }
     let Ok(entry) = serde_json::from_slice::<&RawValue>(body) else {
         return Reply::Method(parse_error());
@@ -318,17 +322,14 @@ pub(crate) struct ModuleService {
 }
 
 impl ModuleService {
-    /// [`Quick`]'s answer to a call of a method this service serves, appended to `out`; see
+    /// [`Quick`]'s answer to `req`, appended to `out`, if this service serves its method; see
     /// [`Quick::answer`].
-    pub(crate) fn quick(
-        &self,
-        id: &Id<'_>,
-        method: &str,
-        params: Option<&str>,
-        out: &mut String,
-    ) -> bool {
+    pub(crate) fn quick(&self, req: &Request<'_>, out: &mut String) -> bool {
+        let params = req.params.as_deref().map(RawValue::get);
         self.shortcuts.as_ref().is_some_and(|s| {
-            self.methods.method(method).is_some() && s.quick.answer(id, method, params, out)
+            self.methods.method(&req.method).is_some()
+                && s.quick
+                    .answer(&req.id, &req.method, params, self.max_response_body, out)
         })
     }
 }
@@ -508,6 +509,16 @@ mod tests {
             assert_eq!(v["error"]["code"], -32700, "{message}: {v}");
             assert!(v["id"].is_null(), "{message}: {v}");
         }
+    }
+
+    /// A batch is checked as UTF-8 as a whole (a member nobody reads is skipped unchecked).
+    #[tokio::test]
+    async fn a_batch_that_is_not_utf8_is_a_parse_error() {
+        let message =
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_blockNumber\",\"x\":\"\xff\"}]";
+        let reply = answer(message, &service(), Extensions::new()).await;
+        let v: Value = serde_json::from_str(reply.json()).unwrap();
+        assert_eq!(v["error"]["code"], -32700, "{v}");
     }
 
     #[tokio::test]

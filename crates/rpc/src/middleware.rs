@@ -26,10 +26,10 @@ use jsonrpsee::types::error::OVERSIZED_RESPONSE_CODE;
 use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
 use l2node_api::error as code;
 use l2node_node::metrics;
-use serde_json::value::RawValue;
 
 use super::dispatch::{Entry, ModuleService, Reply};
 use super::error::RpcError;
+use super::quick::Quick;
 
 /// Which transport a server speaks; decides whether subscriptions are available.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,7 @@ struct Rules {
     api_flag: &'static str,
 }
 
-/// `tower::Layer` installing [`WireRules`] around jsonrpsee's RPC service.
+/// `tower::Layer` installing [`WireRules`] around the `ModuleService`.
 #[derive(Debug, Clone)]
 pub struct WireRulesLayer {
     rules: Arc<Rules>,
@@ -313,17 +313,14 @@ impl WireRules<ModuleService> {
     /// A call of one of `quick`'s methods that this server serves, answered into `out` (see
     /// `ModuleService::quick`), and counted in the metrics as [`Self::call`] counts calls.
     /// `false` when the call must go through [`Self::call`].
-    pub(crate) fn quick(
-        &self,
-        id: &Id<'_>,
-        method: &str,
-        params: Option<&str>,
-        out: &mut String,
-    ) -> bool {
+    pub(crate) fn quick(&self, req: &Request<'_>, out: &mut String) -> bool {
+        if !Quick::takes(&req.method) {
+            return false;
+        }
         let started = metrics::recording_rpc_calls().then(Instant::now);
-        let answered = self.inner.quick(id, method, params, out);
+        let answered = self.inner.quick(req, out);
         if let (true, Some(started)) = (answered, started) {
-            metrics::rpc_call(method, started.elapsed());
+            metrics::rpc_call(&req.method, started.elapsed());
         }
         answered
     }
@@ -351,8 +348,7 @@ impl WireRules<ModuleService> {
                     out.push_str(subscribe_in_batch(req).as_json().get());
                 }
                 Ok(BatchEntry::Call(req)) => {
-                    let params = req.params.as_deref().map(RawValue::get);
-                    if !self.quick(&req.id, &req.method, params, &mut out) {
+                    if !self.quick(&req, &mut out) {
                         out.push_str(self.call(req).await.as_json().get());
                     }
                 }

@@ -11,15 +11,18 @@
 //! A profile of eth_getBalance under wrk put that machinery at about a tenth of the node's CPU,
 //! and the same per entry of a batch.
 //!
-//! Only the common shapes are taken:
-//! - params: an array of at most two plain strings (no escapes), an address of 40 hex digits
-//!   after `0x`, and a block tag or number that is not 66 characters long (that length reads as
-//!   a block hash);
-//! - a method that answers without an error.
+//! (Over WebSocket, the connection's sink takes checked JSON, so the answer is parsed once
+//! there.)
+//!
+//! Only the common cases are taken:
+//! - eth_getBalance's and eth_getTransactionCount's params: an array of at most two plain
+//!   strings (no escapes), an address of 40 hex digits after `0x`, and a block tag or number
+//!   that is not 66 characters long (that length reads as a block hash);
+//! - the method answers without an error, within `--rpc-max-response-size`.
 //!
 //! Anything else (objects, `null`, escapes, any error) goes the usual way, which reads, answers
-//! and words errors exactly as before. `dispatch`'s tests check that both ways give the same
-//! bytes.
+//! and words errors exactly as before. The integration test
+//! `dev::a_quick_read_reads_as_the_methods_answer` checks that both ways give the same bytes.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -42,15 +45,24 @@ impl Quick {
         Self { eth }
     }
 
+    /// Whether `method` is one of those answered here.
+    pub(crate) fn takes(method: &str) -> bool {
+        matches!(
+            method,
+            "eth_blockNumber" | "eth_chainId" | "eth_getBalance" | "eth_getTransactionCount"
+        )
+    }
+
     /// Appends the response to a call of `method` with `params` (the raw JSON) and `id` to
     /// `out` and returns `true`, if the method is one of those answered here, the params have a
-    /// common shape and the method answers without an error. Otherwise `out` is left as it was
-    /// and the call goes the usual way.
+    /// common shape, and the method answers without an error in at most `max` bytes. Otherwise
+    /// `out` is left as it was and the call goes the usual way.
     pub(crate) fn answer(
         &self,
         id: &Id<'_>,
         method: &str,
         params: Option<&str>,
+        max: usize,
         out: &mut String,
     ) -> bool {
         let mut digits = [0u8; 32];
@@ -92,11 +104,17 @@ impl Quick {
             }
             _ => return false,
         };
+        let start = out.len();
         out.push_str(r#"{"jsonrpc":"2.0","id":"#);
         push_id(out, id);
         out.push_str(r#","result":""#);
         push_quantity(out, be);
         out.push_str("\"}");
+        // Over the limit (a long id), the usual way answers the limit's error.
+        if out.len() - start > max {
+            out.truncate(start);
+            return false;
+        }
         true
     }
 }

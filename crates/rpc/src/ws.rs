@@ -317,7 +317,7 @@ impl Connection {
             match reply {
                 // Notifications get nothing; a subscribe call's answer already went out through
                 // the sink (jsonrpsee's `accept`/`reject`).
-                Reply::Method(rp) if rp.is_method_call() || rp.is_batch() => {
+                Reply::Method(rp) if rp.is_method_call() => {
                     let is_success = rp.is_success();
                     let (json, on_close, _) = rp.into_parts();
                     if sink.send(json).await.is_ok() {
@@ -328,6 +328,7 @@ impl Connection {
                 }
                 Reply::Method(_) => {}
                 Reply::Rendered(json) => {
+                    // (The sink takes checked JSON: over WebSocket the answer is parsed once.)
                     let json = RawValue::from_string(json).expect("the dispatcher writes JSON");
                     let _ = sink.send(json).await;
                 }

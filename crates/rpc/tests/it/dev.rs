@@ -828,6 +828,25 @@ async fn a_call_sent_again_reads_as_the_first_answer() {
     }
 }
 
+/// A quick read whose answer is over `--rpc-max-response-size` (here for its long id) gets the
+/// limit's error, as the method's own answer would, alone; in a batch, the batch does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quick_read_over_the_response_limit_gets_the_limits_error() {
+    let node = TestNode::start_with(|c| c.rpc_server.max_response_body = 200).await;
+    let id = "i".repeat(200);
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "eth_getBalance",
+        "params": [Address::ZERO, "latest"]})
+    .to_string();
+    let answer = post_json(&node, &body).await;
+    assert_eq!(answer["error"]["code"], -32005, "{answer}");
+    assert_eq!(answer["id"], id.as_str(), "{answer}");
+    let answer = post_json(&node, &format!("[{body}]")).await;
+    assert_eq!(answer["error"]["code"], -32005, "{answer}");
+    let short = body.replace(&id, "1");
+    let answer = post_json(&node, &short).await;
+    assert_eq!(answer["result"], "0x0", "{answer}");
+}
+
 /// An answer kept under its params as sent by one server is not given by a server that does
 /// not serve the method: with ETH on WebSocket only, the HTTP port still refuses eth_call, and
 /// the reads the dispatcher answers itself.
