@@ -34,6 +34,10 @@ use l2node_api::EthApiServer;
 
 use super::eth::EthRpc;
 
+/// Room reserved for one answer: a numeric id and a 256-bit result take at most 122 bytes, so
+/// the answer is written without growing the string.
+const ANSWER_CAPACITY: usize = 128;
+
 /// The methods answered here; see the module docs.
 #[derive(Clone)]
 pub(crate) struct Quick {
@@ -105,6 +109,7 @@ impl Quick {
             _ => return false,
         };
         let start = out.len();
+        out.reserve(ANSWER_CAPACITY);
         out.push_str(r#"{"jsonrpc":"2.0","id":"#);
         push_id(out, id);
         out.push_str(r#","result":""#);

@@ -743,6 +743,13 @@ async fn a_quick_read_reads_as_the_methods_answer() {
     let ours = post_raw(&node, &batch(&|i| calls[i].1.clone())).await;
     let theirs = post_raw(&node, &batch(&|i| calls[i].2.clone())).await;
     assert_eq!(ours, theirs);
+    // The same over WebSocket.
+    let mut ws = crate::wire::raw::Ws::connect(node.ws_addr).await;
+    ws.send(&batch(&|i| calls[i].1.clone())).await;
+    assert_eq!(
+        ws.recv().await,
+        serde_json::from_str::<Value>(&ours).unwrap()
+    );
     let answers: Vec<Value> = serde_json::from_str(&ours).unwrap();
     assert_eq!(answers.len(), calls.len() + 3);
     assert_eq!(answers[calls.len() + 1]["error"]["code"], -32000, "{ours}");
