@@ -25,7 +25,6 @@
 //! `dev::a_quick_read_reads_as_the_methods_answer` checks that both ways give the same bytes.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use alloy_eips::{BlockId, BlockNumberOrTag};
 use alloy_primitives::Address;
@@ -131,14 +130,22 @@ fn address_and_block(params: Option<&str>) -> Option<(Address, Option<BlockId>)>
     if len == 0 || address.len() != 42 || !address.starts_with("0x") {
         return None;
     }
-    let address = address.parse().ok()?;
-    let block = match len {
-        1 => None,
-        // serde reads a 66-character string as a block hash, anything else as a tag or number.
+    let address: Address = address.parse().ok()?;
+    if len == 1 {
+        return Some((address, None));
+    }
+    // serde reads a 66-character string as a block hash, anything else as `BlockNumberOrTag`
+    // does (which lower-cases a copy of it first, so the usual tags are matched here).
+    let tag = match block {
+        "latest" => BlockNumberOrTag::Latest,
+        "pending" => BlockNumberOrTag::Pending,
+        "safe" => BlockNumberOrTag::Safe,
+        "finalized" => BlockNumberOrTag::Finalized,
+        "earliest" => BlockNumberOrTag::Earliest,
         _ if block.len() == 66 => return None,
-        _ => Some(BlockId::from(block.parse::<BlockNumberOrTag>().ok()?)),
+        _ => block.parse().ok()?,
     };
-    Some((address, block))
+    Some((address, Some(BlockId::from(tag))))
 }
 
 /// A JSON array of at most two strings without escapes, borrowed from the message.
@@ -181,9 +188,7 @@ impl<'de> serde::Deserialize<'de> for Strings<'de> {
 fn push_id(out: &mut String, id: &Id<'_>) {
     match id {
         Id::Null => out.push_str("null"),
-        Id::Number(n) => {
-            let _ = write!(out, "{n}");
-        }
+        Id::Number(n) => out.push_str(itoa::Buffer::new().format(*n)),
         // Borrowed from the message, so it had no escapes: no `"`, `\` or control characters,
         // which are all serde_json would escape.
         Id::Str(Cow::Borrowed(s)) => {
@@ -272,6 +277,14 @@ mod tests {
             taken(&format!(r#"["{a}","0x1f"]"#)).unwrap().1,
             Some(BlockId::number(31))
         );
+        // As serde reads them.
+        for block in ["Latest", "safe", "0x0"] {
+            let want: BlockId = serde_json::from_str(&format!(r#""{block}""#)).unwrap();
+            assert_eq!(
+                taken(&format!(r#"["{a}","{block}"]"#)).unwrap().1,
+                Some(want)
+            );
+        }
         for params in [
             "[]".to_owned(),
             format!(r#"["{a}",null]"#),
