@@ -45,7 +45,8 @@ use serde_json::value::RawValue;
 use super::call_cache::{self, KeptCalls, CALL};
 use super::error::RpcError;
 use super::eth::{call_answer, gas_answer};
-use super::middleware::WireRules;
+pub(crate) use super::middleware::Reply;
+use super::middleware::{AnswersFirst, Entry, WireRules};
 use super::quick::Quick;
 
 /// What a connection's messages are answered by: the module's methods behind the wire rules.
@@ -57,35 +58,6 @@ pub(crate) type Service = WireRules<ModuleService>;
 pub(crate) struct Shortcuts {
     pub(crate) kept_calls: KeptCalls,
     pub(crate) quick: Quick,
-}
-
-/// The answer to one message, as the transports send it.
-#[derive(Debug)]
-pub(crate) enum Reply {
-    /// Made by jsonrpsee's types: a call's response or error, nothing for notifications, or a
-    /// subscribe call's answer (already sent through the connection's sink).
-    Method(MethodResponse),
-    /// A call's response or a batch's array, written by the dispatcher.
-    Rendered(String),
-}
-
-impl Reply {
-    /// The JSON to send; empty for notifications.
-    pub(crate) fn into_json(self) -> String {
-        match self {
-            Self::Method(rp) if rp.is_notification() => String::new(),
-            Self::Method(rp) => String::from(Box::<str>::from(rp.into_json())),
-            Self::Rendered(json) => json,
-        }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn json(&self) -> &str {
-        match self {
-            Self::Method(rp) => rp.as_json().get(),
-            Self::Rendered(json) => json,
-        }
-    }
 }
 
 /// The answer of one method call: ready, or the future of an async method or a subscribe call.
@@ -144,9 +116,6 @@ pub(crate) async fn answer(data: &[u8], service: &Service, extensions: Extension
     let (id, code) = prepare_error(body);
     Reply::Method(MethodResponse::error(id, ErrorObject::from(code)))
 }
-
-/// One entry of a batch: a call, a notification, or the error it is answered with.
-pub(crate) type Entry<'a> = Result<BatchEntry<'a>, BatchEntryErr<'a>>;
 
 /// One entry of a batch, classified as jsonrpsee's server does, with the rules of the module
 /// docs for the entries it would misread.
@@ -321,10 +290,10 @@ pub(crate) struct ModuleService {
     pub(crate) shortcuts: Option<Shortcuts>,
 }
 
-impl ModuleService {
+impl AnswersFirst for ModuleService {
     /// [`Quick`]'s answer to `req`, appended to `out`, if this service serves its method; see
     /// [`Quick::answer`].
-    pub(crate) fn quick(&self, req: &Request<'_>, out: &mut String) -> bool {
+    fn quick(&self, req: &Request<'_>, out: &mut String) -> bool {
         let params = req.params.as_deref().map(RawValue::get);
         self.shortcuts.as_ref().is_some_and(|s| {
             self.methods.method(&req.method).is_some()

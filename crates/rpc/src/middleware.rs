@@ -20,16 +20,63 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
-use jsonrpsee::core::middleware::{BatchEntry, Notification, RpcServiceT};
+use jsonrpsee::core::middleware::{BatchEntry, BatchEntryErr, Notification, RpcServiceT};
 use jsonrpsee::core::server::{MethodCallback, MethodResponse, Methods};
 use jsonrpsee::types::error::OVERSIZED_RESPONSE_CODE;
 use jsonrpsee::types::{ErrorObjectOwned, Id, Request};
 use l2node_api::error as code;
 use l2node_node::metrics;
 
-use super::dispatch::{Entry, ModuleService, Reply};
 use super::error::RpcError;
 use super::quick::Quick;
+
+/// The answer to one message, as the transports send it.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// Made by jsonrpsee's types: a call's response or error, nothing for notifications, or a
+    /// subscribe call's answer (already sent through the connection's sink).
+    Method(MethodResponse),
+    /// A call's response or a batch's array, written by the dispatcher.
+    Rendered(String),
+}
+
+impl Reply {
+    /// The JSON to send; empty for notifications.
+    pub(crate) fn into_json(self) -> String {
+        match self {
+            Self::Method(rp) if rp.is_notification() => String::new(),
+            Self::Method(rp) => String::from(Box::<str>::from(rp.into_json())),
+            Self::Rendered(json) => json,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn json(&self) -> &str {
+        match self {
+            Self::Method(rp) => rp.as_json().get(),
+            Self::Rendered(json) => json,
+        }
+    }
+}
+
+/// One entry of a batch: a call, a notification, or the error it is answered with.
+pub(crate) type Entry<'a> = Result<BatchEntry<'a>, BatchEntryErr<'a>>;
+
+/// What [`WireRules`] wraps: a service of the module's methods that may answer some calls into
+/// an answer being written, before the methods (`dispatch`'s `ModuleService`, with `quick`).
+pub trait AnswersFirst:
+    RpcServiceT<
+        MethodResponse = MethodResponse,
+        BatchResponse = MethodResponse,
+        NotificationResponse = MethodResponse,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+    /// Appends the answer to `req` to `out` and returns `true`, or leaves `out` as it was.
+    fn quick(&self, req: &Request<'_>, out: &mut String) -> bool;
+}
 
 /// Which transport a server speaks; decides whether subscriptions are available.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +105,7 @@ struct Rules {
     api_flag: &'static str,
 }
 
-/// `tower::Layer` installing [`WireRules`] around the `ModuleService`.
+/// `tower::Layer` installing [`WireRules`] around the module's methods.
 #[derive(Debug, Clone)]
 pub struct WireRulesLayer {
     rules: Arc<Rules>,
@@ -275,7 +322,7 @@ fn name_bad_param(rp: MethodResponse, method: &str, params: Option<&str>) -> Met
         .with_extensions(extensions)
 }
 
-impl WireRules<ModuleService> {
+impl<S: AnswersFirst> WireRules<S> {
     /// One call: refused here if this server does not serve it, otherwise answered by the
     /// module's method, with jsonrpsee's oversized-response and bare invalid-params errors
     /// reworded.
@@ -311,7 +358,7 @@ impl WireRules<ModuleService> {
     }
 
     /// A call of one of `quick`'s methods that this server serves, answered into `out` (see
-    /// `ModuleService::quick`), and counted in the metrics as [`Self::call`] counts calls.
+    /// [`AnswersFirst::quick`]), and counted in the metrics as [`Self::call`] counts calls.
     /// `false` when the call must go through [`Self::call`].
     pub(crate) fn quick(&self, req: &Request<'_>, out: &mut String) -> bool {
         if !Quick::takes(&req.method) {
