@@ -54,7 +54,6 @@ pub(crate) type Service = WireRules<ModuleService>;
 
 /// What the dispatcher answers before jsonrpsee's method machinery, for the methods a server
 /// serves (see the module docs).
-#[derive(Clone)]
 pub(crate) struct Shortcuts {
     pub(crate) kept_calls: KeptCalls,
     pub(crate) quick: Quick,
@@ -286,8 +285,9 @@ pub(crate) struct ModuleService {
     pub(crate) conn_id: ConnectionId,
     pub(crate) max_response_body: usize,
     pub(crate) subscriptions: Option<Subscriptions>,
-    /// Answers before jsonrpsee's method machinery (`None`: none).
-    pub(crate) shortcuts: Option<Shortcuts>,
+    /// Answers before jsonrpsee's method machinery (`None`: none). Shared: the service is
+    /// cloned for every call that goes through jsonrpsee's methods.
+    pub(crate) shortcuts: Option<Arc<Shortcuts>>,
 }
 
 impl AnswersFirst for ModuleService {

@@ -220,7 +220,7 @@ impl std::fmt::Display for Namespace {
 /// answers kept at the head, and the light reads of `quick`).
 pub struct Module {
     methods: RpcModule<()>,
-    shortcuts: Option<dispatch::Shortcuts>,
+    shortcuts: Option<Arc<dispatch::Shortcuts>>,
 }
 
 /// Methods alone (every call through jsonrpsee's method machinery).
@@ -244,10 +244,10 @@ pub fn build_module(
     let cfg_miner = cfg.miner.clone();
     let group = cfg.group.clone();
     let eth = EthRpc::new(chain.clone(), pool.clone(), cfg).with_net(net.clone());
-    let shortcuts = Some(dispatch::Shortcuts {
+    let shortcuts = Some(Arc::new(dispatch::Shortcuts {
         kept_calls: eth.kept_calls(),
         quick: quick::Quick::new(eth.clone()),
-    });
+    }));
     module
         .merge(DebugApiServer::into_rpc(eth.clone()))
         .expect("unique names");

@@ -38,7 +38,6 @@ use super::eth::EthRpc;
 const ANSWER_CAPACITY: usize = 128;
 
 /// The methods answered here; see the module docs.
-#[derive(Clone)]
 pub(crate) struct Quick {
     eth: EthRpc,
 }

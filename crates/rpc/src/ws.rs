@@ -69,7 +69,7 @@ pub(crate) struct WsSettings {
 /// One WebSocket server: shared by all its connections.
 pub(crate) struct WsServer {
     methods: Methods,
-    shortcuts: Option<Shortcuts>,
+    shortcuts: Option<Arc<Shortcuts>>,
     rules: WireRulesLayer,
     settings: WsSettings,
     /// tungstenite's limits: the message limit plus [`RPC_WS_OVERSIZE_SLACK`], so that a
@@ -86,7 +86,7 @@ impl WsServer {
     /// `shortcuts`) with `rules` around them; subscription ids come from `id_provider`.
     pub(crate) fn new(
         methods: Methods,
-        shortcuts: Option<Shortcuts>,
+        shortcuts: Option<Arc<Shortcuts>>,
         rules: WireRulesLayer,
         settings: WsSettings,
         id_provider: impl IdProvider + 'static,
