@@ -27,7 +27,7 @@
 use std::borrow::Cow;
 
 use alloy_eips::{BlockId, BlockNumberOrTag};
-use alloy_primitives::Address;
+use alloy_primitives::{Address, U256, U64};
 use jsonrpsee::types::Id;
 use l2node_api::EthApiServer;
 
@@ -67,51 +67,15 @@ impl Quick {
         max: usize,
         out: &mut String,
     ) -> bool {
-        let mut digits = [0u8; 32];
-        let be: &[u8] = match method {
-            // Without params: jsonrpsee ignores whatever params are sent.
-            "eth_blockNumber" => {
-                let Ok(n) = self.eth.block_number() else {
-                    return false;
-                };
-                digits[24..].copy_from_slice(&n.to_be_bytes::<8>());
-                &digits[24..]
-            }
-            "eth_chainId" => {
-                let Ok(n) = self.eth.chain_id() else {
-                    return false;
-                };
-                digits[24..].copy_from_slice(&n.to_be_bytes::<8>());
-                &digits[24..]
-            }
-            "eth_getBalance" => {
-                let Some((address, block)) = address_and_block(params) else {
-                    return false;
-                };
-                let Ok(balance) = self.eth.balance(address, block) else {
-                    return false;
-                };
-                digits = balance.to_be_bytes::<32>();
-                &digits
-            }
-            "eth_getTransactionCount" => {
-                let Some((address, block)) = address_and_block(params) else {
-                    return false;
-                };
-                let Ok(n) = self.eth.transaction_count(address, block) else {
-                    return false;
-                };
-                digits[24..].copy_from_slice(&n.to_be_bytes::<8>());
-                &digits[24..]
-            }
-            _ => return false,
+        let Some(value) = self.value(method, params) else {
+            return false;
         };
         let start = out.len();
         out.reserve(ANSWER_CAPACITY);
         out.push_str(r#"{"jsonrpc":"2.0","id":"#);
         push_id(out, id);
         out.push_str(r#","result":""#);
-        push_quantity(out, be);
+        push_quantity(out, &value.to_be_bytes::<32>());
         out.push_str("\"}");
         // Over the limit (a long id), the usual way answers the limit's error.
         if out.len() - start > max {
@@ -119,6 +83,25 @@ impl Quick {
             return false;
         }
         true
+    }
+
+    /// The method's answer, when its params have a common shape and it answers without error.
+    fn value(&self, method: &str, params: Option<&str>) -> Option<U256> {
+        let u64 = |n: U64| U256::from(n.to::<u64>());
+        match method {
+            // Without params: jsonrpsee ignores whatever params are sent.
+            "eth_blockNumber" => self.eth.block_number().ok().map(u64),
+            "eth_chainId" => self.eth.chain_id().ok().map(u64),
+            "eth_getBalance" => {
+                let (address, block) = address_and_block(params)?;
+                self.eth.balance(address, block).ok()
+            }
+            "eth_getTransactionCount" => {
+                let (address, block) = address_and_block(params)?;
+                self.eth.transaction_count(address, block).ok().map(u64)
+            }
+            _ => None,
+        }
     }
 }
 
@@ -225,7 +208,6 @@ fn push_quantity(out: &mut String, be: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloy_primitives::{U256, U64};
 
     #[test]
     fn quantities_read_as_alloys() {
