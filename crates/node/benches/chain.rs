@@ -17,6 +17,10 @@ use l2node_node::dev::dev_accounts;
 use l2node_node::pool::{Pool, PoolConfig};
 use l2node_node::sync::{import_gossiped, import_range};
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 use common::{env_or, fresh, open, sign};
 use l2node_node::test_utils::produce_block as produce;

@@ -12,6 +12,10 @@ use std::{os::unix::fs::MetadataExt as _, time::Instant};
 
 use l2node_storage::human_size;
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 use common::{env_or, fill_with_transfers, open_with_window};
 

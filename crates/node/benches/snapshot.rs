@@ -17,6 +17,10 @@ use l2node_node::chain::Chain;
 use l2node_node::p2p::{self, P2pConfig, P2pHandle, P2pRole};
 use l2node_node::pool::{Pool, PoolConfig};
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 use common::{env_or, fill_with_transfers, open};
 use l2node_node::test_utils::produce_block as produce;

@@ -26,6 +26,10 @@ use l2node_trie::{apply_changes, apply_changes_parallel, state_root, MemoryTrieS
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use redb::{Database, Durability, ReadableDatabase};
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Accounts written per transaction while building the base state.
 const BUILD_BATCH: u64 = 50_000;
 /// Accounts touched by the measured block.

@@ -20,6 +20,10 @@ use l2node_launch::{GroupConfig, NodeConfig, NodeHandle};
 use l2node_node::dev::dev_accounts;
 use l2node_node::test_utils;
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()

@@ -48,6 +48,10 @@ use l2node_node::pool::{Pool, PoolConfig};
 use l2node_node::test_utils::{self, BOB};
 use l2node_storage::Storage;
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Transactions per measured batch (one fresh pool each).
 const BATCHES: [usize; 3] = [1, 16, 256];
 

@@ -22,6 +22,10 @@ use l2node_node::p2p::{Multiaddr, P2pConfig, P2pRole};
 use l2node_node::test_utils;
 use l2node_storage::Storage;
 
+/// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()

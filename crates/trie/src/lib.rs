@@ -17,6 +17,7 @@
 //! the store ([`buffer::WriteBack`]).
 
 use alloy_primitives::{keccak256, Address, B256, U256};
+use alloy_rlp::Decodable;
 use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 
 use crate::state::{AccountChange, AccountState};
@@ -35,7 +36,7 @@ pub use parallel::apply_changes_parallel;
 pub use proof::{account_proof, AccountProofNodes, StorageProofNodes};
 pub use store::{MemoryTrieStore, OverlayTrie, OverlayWrites, TrieStore};
 
-use update::{prepare, trie_root, TrieUpdater};
+use update::{prepare, trie_root, TrieUpdater, Value};
 
 /// Errors of the trie: its store failed, or a stored node does not decode.
 #[derive(Debug, thiserror::Error)]
@@ -116,7 +117,18 @@ fn by_hashed_address(changes: &[AccountChange]) -> Vec<(B256, &AccountChange)> {
 }
 
 /// A hashed key and its new leaf value (`None` deletes it).
-type KeyUpdate = (B256, Option<Vec<u8>>);
+type KeyUpdate = (B256, Option<Value>);
+
+/// The account leaf `new` with the storage root of the account leaf `old`.
+fn with_storage_root_of(new: &[u8], old: &[u8]) -> Result<Vec<u8>, TrieError> {
+    let decode = |mut rlp: &[u8]| {
+        TrieAccount::decode(&mut rlp)
+            .map_err(|e| TrieError::Corrupt(format!("account leaf does not decode: {e}")))
+    };
+    let mut account = decode(new)?;
+    account.storage_root = decode(old)?.storage_root;
+    Ok(alloy_rlp::encode(account))
+}
 
 /// Applies each account's storage changes (wipes first) and returns the account-trie updates:
 /// the new leaf of each account, or `None` for a deleted one.
@@ -125,14 +137,25 @@ fn account_updates<S: TrieStore + ?Sized>(
     ordered: &[(B256, &AccountChange)],
 ) -> Result<Vec<KeyUpdate>, TrieError> {
     let mut updates = Vec::with_capacity(ordered.len());
+    // The last account whose storage an earlier change of this batch wiped or wrote (the
+    // changes of one account are adjacent and in order).
+    let mut storage_changed = None;
     for (hashed, change) in ordered {
         let prefix = storage_prefix(hashed);
+        let changes_storage =
+            change.info.is_none() || change.storage_wiped || !change.storage.is_empty();
         // An empty storage trie has no nodes, not even its root: nothing to wipe.
         if (change.info.is_none() || change.storage_wiped) && store.get(&prefix)?.is_some() {
             store.delete_prefix(&prefix)?;
         }
         let leaf = match &change.info {
             None => None,
+            // Storage untouched: the storage root stays the one in the account's current leaf
+            // (a transfer's accounts cost no read of their storage trie). An account without
+            // a leaf has no storage trie: deleting a leaf wipes it, above.
+            Some(info) if !changes_storage && storage_changed != Some(*hashed) => Some(
+                Value::KeepStorageRoot(encode_account(info, EMPTY_ROOT_HASH)),
+            ),
             Some(info) => {
                 let slots = change
                     .storage
@@ -140,9 +163,12 @@ fn account_updates<S: TrieStore + ?Sized>(
                     .map(|(slot, value)| slot_update(*slot, *value));
                 let storage_root =
                     TrieUpdater::new(&mut *store, &prefix).apply(&prepare(slots.collect()))?;
-                Some(encode_account(info, storage_root))
+                Some(Value::Bytes(encode_account(info, storage_root)))
             }
         };
+        if changes_storage {
+            storage_changed = Some(*hashed);
+        }
         updates.push((*hashed, leaf));
     }
     Ok(updates)
@@ -632,12 +658,27 @@ pub(crate) mod tests {
     struct CountingStore<'a> {
         inner: &'a mut MemoryTrieStore,
         reads: std::cell::Cell<usize>,
+        storage_reads: std::cell::Cell<usize>,
         ops: usize,
+    }
+
+    impl<'a> CountingStore<'a> {
+        fn new(inner: &'a mut MemoryTrieStore) -> Self {
+            Self {
+                inner,
+                reads: Default::default(),
+                storage_reads: Default::default(),
+                ops: 0,
+            }
+        }
     }
 
     impl TrieStore for CountingStore<'_> {
         fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
             self.reads.set(self.reads.get() + 1);
+            if key[0] == STORAGE_TRIE {
+                self.storage_reads.set(self.storage_reads.get() + 1);
+            }
             self.inner.get(key)
         }
         fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
@@ -674,13 +715,60 @@ pub(crate) mod tests {
         )
         .unwrap();
         let block: Vec<_> = (0..100).map(|i| account(i * (base / 100), 2)).collect();
-        let mut counting = CountingStore {
-            inner: &mut store,
-            reads: Default::default(),
-            ops: 0,
-        };
+        let mut counting = CountingStore::new(&mut store);
         apply_changes(&mut counting, &block).unwrap();
         (counting.reads.get(), counting.ops)
+    }
+
+    #[test]
+    fn an_account_whose_storage_is_unchanged_keeps_its_root_without_reading_its_storage_trie() {
+        let contract = Address::repeat_byte(0xc0);
+        let eoa = Address::repeat_byte(0xe0);
+        let change = |address, nonce, storage: Vec<(u64, u64)>| AccountChange {
+            address,
+            info: Some(AccountState {
+                nonce,
+                balance: U256::from(nonce),
+                code_hash: if address == contract {
+                    B256::repeat_byte(0xcc)
+                } else {
+                    KECCAK_EMPTY
+                },
+            }),
+            new_code: None,
+            storage_wiped: false,
+            storage: storage
+                .into_iter()
+                .map(|(slot, value)| (U256::from(slot), U256::from(value)))
+                .collect(),
+        };
+        fn apply<S: TrieStore>(store: &mut S, model: &mut Model, changes: &[AccountChange]) {
+            changes.iter().for_each(|c| apply_to_model(model, c));
+            assert_eq!(apply_changes(store, changes).unwrap(), scratch(model));
+        }
+        let mut store = MemoryTrieStore::new();
+        let mut model = Model::new();
+        let block = [
+            change(contract, 1, vec![(1, 2), (3, 4)]),
+            change(eoa, 1, vec![]),
+        ];
+        apply(&mut store, &mut model, &block);
+        // Balances and nonces only: the contract keeps its storage root, read from its leaf.
+        let mut counting = CountingStore::new(&mut store);
+        let block = [change(contract, 2, vec![]), change(eoa, 2, vec![])];
+        apply(&mut counting, &mut model, &block);
+        assert_eq!(counting.storage_reads.get(), 0);
+        // A storage write, then a change without one, in one block: the second keeps the
+        // root the first made.
+        let block = [
+            change(contract, 3, vec![(1, 9)]),
+            change(contract, 4, vec![]),
+        ];
+        apply(&mut store, &mut model, &block);
+        assert_eq!(
+            storage_root(&store, contract).unwrap(),
+            scratch_storage_root(&model[&contract].1)
+        );
     }
 
     #[test]
@@ -688,13 +776,13 @@ pub(crate) mod tests {
         let (small_reads, small_writes) = block_store_ops(1_000);
         let (large_reads, large_writes) = block_store_ops(30_000);
         // Only nodes on the 100 touched paths are read and rewritten: about the trie depth (3 to
-        // 5 here) per account, plus one storage-root read each.
+        // 5 here) per account (their storage tries are not read: no storage changed).
         assert!(
             large_writes <= 100 * 6,
             "{large_writes} writes for 100 accounts"
         );
         assert!(
-            large_reads <= 100 * 7,
+            large_reads <= 100 * 6,
             "{large_reads} reads for 100 accounts"
         );
         assert!(

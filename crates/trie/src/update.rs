@@ -19,10 +19,40 @@ use super::{
 };
 
 /// A full key and its new value (`None` deletes the key).
-pub(crate) type Update = (Nibbles, Option<Vec<u8>>);
+pub(crate) type Update = (Nibbles, Option<Value>);
+
+/// A key's new leaf value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Value {
+    /// These bytes.
+    Bytes(Vec<u8>),
+    /// An account leaf encoded with the empty storage root whose storage is unchanged: its
+    /// storage root is the one of the leaf it replaces (none: the empty root). The leaf is read
+    /// by the update anyway, so the storage trie's root is never read for it.
+    KeepStorageRoot(Vec<u8>),
+}
+
+impl Value {
+    /// The value's bytes as given (an account keeping its storage root: with the empty root).
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Self::Bytes(bytes) | Self::KeepStorageRoot(bytes) => bytes,
+        }
+    }
+}
+
+impl From<Vec<u8>> for Value {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self::Bytes(bytes)
+    }
+}
 
 /// Sort updates by key and keep the last update of each key.
-pub(crate) fn prepare(mut updates: Vec<(B256, Option<Vec<u8>>)>) -> Vec<Update> {
+pub(crate) fn prepare<V: Into<Value>>(updates: Vec<(B256, Option<V>)>) -> Vec<Update> {
+    let mut updates: Vec<(B256, Option<Value>)> = updates
+        .into_iter()
+        .map(|(key, value)| (key, value.map(Into::into)))
+        .collect();
     updates.sort_by_key(|(key, _)| *key);
     let mut out: Vec<Update> = Vec::with_capacity(updates.len());
     let mut last_key = None;
@@ -159,13 +189,23 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             None => {
                 let inserts: Vec<(Nibbles, &[u8])> = updates
                     .iter()
-                    .filter_map(|(key, value)| value.as_deref().map(|v| (*key, v)))
+                    .filter_map(|(key, value)| value.as_ref().map(|v| (*key, v.bytes())))
                     .collect();
                 self.build(path, &inserts)
             }
             Some(Node::Leaf { key, value }) => {
                 // Treat the existing leaf as one more insert unless an update overrides it.
                 let full = path.join(&key);
+                // An account update of this leaf that keeps the leaf's storage root.
+                let kept = match updates.binary_search_by(|(key, _)| key.cmp(&full)) {
+                    Ok(i) => match &updates[i].1 {
+                        Some(Value::KeepStorageRoot(new)) => {
+                            Some(crate::with_storage_root_of(new, &value)?)
+                        }
+                        _ => None,
+                    },
+                    Err(_) => None,
+                };
                 let mut pending = Some((full, value.as_slice()));
                 let mut merged: Vec<(Nibbles, &[u8])> = Vec::with_capacity(updates.len() + 1);
                 for (key, value) in updates {
@@ -177,7 +217,11 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                         }
                     }
                     if let Some(value) = value {
-                        merged.push((*key, value));
+                        let bytes = match &kept {
+                            Some(kept) if *key == full => kept.as_slice(),
+                            _ => value.bytes(),
+                        };
+                        merged.push((*key, bytes));
                     }
                 }
                 merged.extend(pending);
@@ -587,7 +631,7 @@ pub(crate) mod tests {
             embedded_seen > 0,
             "the key set must exercise embedded nodes"
         );
-        let deletes = model.keys().map(|k| (*k, None)).collect();
+        let deletes: Vec<(B256, Option<Vec<u8>>)> = model.keys().map(|k| (*k, None)).collect();
         let root = TrieUpdater::new(&mut store, &prefix)
             .apply(&prepare(deletes))
             .unwrap();
@@ -604,6 +648,9 @@ pub(crate) mod tests {
             (key, Some(vec![2])),
         ]);
         assert_eq!(prepared.len(), 2);
-        assert_eq!(prepared[1], (Nibbles::unpack(key), Some(vec![2])));
+        assert_eq!(
+            prepared[1],
+            (Nibbles::unpack(key), Some(Value::Bytes(vec![2])))
+        );
     }
 }
