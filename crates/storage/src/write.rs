@@ -278,8 +278,12 @@ fn write_state(
     let mut storage_history = tx.open_table(STORAGE_HISTORY)?;
     for change in changes {
         let addr = change.address;
-        let old = accounts.get(&addr.0 .0)?.map(|v| v.value().to_vec());
-        let old_bytes = old.unwrap_or_default();
+        // One descent of the table: the write gives back the value it replaces.
+        let old = match &change.info {
+            Some(info) => accounts.insert(&addr.0 .0, encode_account(info).as_slice())?,
+            None => accounts.remove(&addr.0 .0)?,
+        };
+        let old_bytes = old.map(|v| v.value().to_vec()).unwrap_or_default();
         account_history.insert(
             codec::with_block(addr.as_slice(), number).as_slice(),
             old_bytes.as_slice(),
@@ -295,14 +299,6 @@ fn write_state(
             for slot in wipe_storage(&mut storage, &mut storage_history, addr, number)? {
                 change_set.extend_from_slice(&slot);
                 slots += 1;
-            }
-        }
-        match &change.info {
-            Some(info) => {
-                accounts.insert(&addr.0 .0, encode_account(info).as_slice())?;
-            }
-            None => {
-                accounts.remove(&addr.0 .0)?;
             }
         }
         if let Some(bytecode) = &change.new_code {
