@@ -1,12 +1,17 @@
 //! A dev node run as a real `l2node` process.
 
 use std::{
-    io::{BufRead, BufReader},
+    io::{BufRead, BufReader, Read, Seek, SeekFrom},
     process::{Child, Command, Stdio},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
-use jsonrpsee::http_client::{HttpClient, HttpClientBuilder};
+use alloy_primitives::U256;
+use jsonrpsee::{
+    core::client::ClientT,
+    http_client::{HttpClient, HttpClientBuilder},
+    rpc_params,
+};
 
 /// An HTTP JSON-RPC client of `url` with a 10 s request timeout.
 pub(crate) fn client(url: &str) -> HttpClient {
@@ -104,7 +109,82 @@ pub(crate) fn start_with(dir: &std::path::Path, extra: &[&str]) -> Node {
         }
     });
     let (url, p2p) = rx
-        .recv_timeout(Duration::from_secs(60))
+        .recv_timeout(START_DEADLINE)
         .expect("node printed its HTTP address");
     Node { child, url, p2p }
+}
+
+/// A running `l2node devnet`; killed on drop.
+pub(crate) struct Devnet {
+    _process: KillOnDrop,
+    /// The HTTP JSON-RPC URLs of the sequencer and the follower.
+    pub http: [String; 2],
+    /// The WebSocket URLs of the sequencer and the follower.
+    pub ws: [String; 2],
+}
+
+/// How long a process is given to come up: a debug build started beside the rest of the suite
+/// on two cores can take several seconds before it listens.
+const START_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Starts `l2node devnet` on `dir` with `extra` (after `--block-time 0 --p2p-port 0`), every
+/// port chosen by the system, and reads the addresses it prints; returns once both nodes answer
+/// and are peered. If the process exits first, the panic shows what it printed.
+pub(crate) async fn devnet(dir: &std::path::Path, extra: &[&str]) -> Devnet {
+    // Its log goes to a file, which a pipe nobody reads would not do for long.
+    let mut log = tempfile::tempfile().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_l2node"))
+        .args(["devnet", "--block-time", "0", "--p2p-port", "0"])
+        .args(["--sequencer-ports", "0,0", "--follower-ports", "0,0"])
+        .args(extra)
+        .arg("--data-path")
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(log.try_clone().unwrap())
+        .spawn()
+        .unwrap();
+    // The summary names each node as `  sequencer  http://..  ws://..  p2p ..`.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["sequencer" | "follower", http, ws, ..] = words[..] {
+                let _ = tx.send((http.to_string(), ws.to_string()));
+            }
+        }
+    });
+    let mut process = KillOnDrop(child);
+    let started = Instant::now();
+    let mut nodes = Vec::new();
+    loop {
+        nodes.extend(rx.try_iter());
+        if let [(seq_http, seq_ws), (fol_http, fol_ws)] = &nodes[..] {
+            let mut peered = true;
+            for url in [seq_http, fol_http] {
+                let n = client(url)
+                    .request::<U256, _>("net_peerCount", rpc_params![])
+                    .await;
+                peered &= matches!(n, Ok(n) if !n.is_zero());
+            }
+            if peered {
+                return Devnet {
+                    _process: process,
+                    http: [seq_http.clone(), fol_http.clone()],
+                    ws: [seq_ws.clone(), fol_ws.clone()],
+                };
+            }
+        }
+        if let Ok(Some(status)) = process.0.try_wait() {
+            let mut err = String::new();
+            log.seek(SeekFrom::Start(0)).unwrap();
+            log.read_to_string(&mut err).unwrap();
+            panic!("devnet exited with {status} before it was up:\n{err}");
+        }
+        assert!(
+            started.elapsed() < START_DEADLINE,
+            "devnet not up and peered within {START_DEADLINE:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -1,60 +1,11 @@
 //! One typed config, end to end: `devnet` applies the `run` groups to both nodes (flags and
 //! `--config-file` alike), and a bad file stops the binary with the file, key and expectation.
 
-use std::{
-    collections::BTreeMap,
-    process::{Command, Stdio},
-    time::{Duration, Instant},
-};
+use std::{collections::BTreeMap, process::Command};
 
-use alloy_primitives::U256;
 use jsonrpsee::{core::client::ClientT, rpc_params};
 
-use crate::common::{client, free_port, KillOnDrop};
-
-/// Starts `l2node devnet` with `extra` and four free ports; returns the process and the two
-/// HTTP URLs once both nodes answer and are peered.
-async fn devnet(dir: &std::path::Path, extra: &[&str]) -> (KillOnDrop, [String; 2]) {
-    let ports: Vec<u16> = (0..4).map(|_| free_port()).collect();
-    let child = Command::new(env!("CARGO_BIN_EXE_l2node"))
-        .args(["devnet", "--block-time", "0", "--p2p-port", "0"])
-        .arg("--data-path")
-        .arg(dir)
-        .args([
-            "--sequencer-ports",
-            &format!("{},{}", ports[0], ports[1]),
-            "--follower-ports",
-            &format!("{},{}", ports[2], ports[3]),
-        ])
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let guard = KillOnDrop(child);
-    let urls = [
-        format!("http://127.0.0.1:{}", ports[0]),
-        format!("http://127.0.0.1:{}", ports[2]),
-    ];
-    let started = Instant::now();
-    loop {
-        let mut peered = true;
-        for url in &urls {
-            let n = client(url)
-                .request::<U256, _>("net_peerCount", rpc_params![])
-                .await;
-            peered &= matches!(n, Ok(n) if !n.is_zero());
-        }
-        if peered {
-            return (guard, urls);
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "devnet not up and peered within 15 s"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+use crate::common::{client, devnet};
 
 async fn modules(url: &str) -> Vec<String> {
     let m: BTreeMap<String, String> = client(url)
@@ -69,12 +20,12 @@ const ASKED: [&str; 7] = ["debug", "eth", "l2", "net", "rpc", "txpool", "web3"];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn devnet_serves_the_namespaces_asked_for_on_both_nodes() {
     let dir = tempfile::tempdir().unwrap();
-    let (_guard, urls) = devnet(
+    let devnet = devnet(
         dir.path(),
         &["--rpc-http-api", "ETH,NET,WEB3,L2,DEBUG,TXPOOL"],
     )
     .await;
-    for url in &urls {
+    for url in &devnet.http {
         assert_eq!(modules(url).await, ASKED, "{url}");
         // Served, not only listed: a method of each added namespace answers.
         let _: serde_json::Value = client(url)
@@ -99,8 +50,8 @@ async fn devnet_reads_the_same_config_file_as_run() {
     )
     .unwrap();
     let data = dir.path().join("data");
-    let (_guard, urls) = devnet(&data, &["--config-file", file.to_str().unwrap()]).await;
-    for url in &urls {
+    let devnet = devnet(&data, &["--config-file", file.to_str().unwrap()]).await;
+    for url in &devnet.http {
         assert_eq!(modules(url).await, ASKED, "{url}");
     }
 }

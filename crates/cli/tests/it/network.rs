@@ -12,7 +12,7 @@ use jsonrpsee::{core::client::ClientT, http_client::HttpClient, rpc_params};
 use l2node_node::dev::dev_accounts;
 use l2node_node::test_utils;
 
-use crate::common::{self, client, free_port, KillOnDrop, Node};
+use crate::common::{self, client, free_port, Node};
 
 async fn head(url: &str) -> u64 {
     let n: U256 = client(url)
@@ -151,52 +151,14 @@ fn health(urls: &[&str], reference: Option<&str>) -> (i32, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn devnet_serves_both_port_pairs_and_is_healthy() {
     let dir = tempfile::tempdir().unwrap();
-    let ports: Vec<u16> = (0..4).map(|_| free_port()).collect();
-    let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_l2node"))
-        .args(["devnet", "--block-time", "1", "--p2p-port", "0"])
-        .arg("--data-path")
-        .arg(dir.path())
-        .args([
-            "--sequencer-ports",
-            &format!("{},{}", ports[0], ports[1]),
-            "--follower-ports",
-            &format!("{},{}", ports[2], ports[3]),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let _guard = KillOnDrop(child);
-    let (seq, fol) = (
-        format!("http://127.0.0.1:{}", ports[0]),
-        format!("http://127.0.0.1:{}", ports[2]),
-    );
-    // Both answer, and they are peered.
-    loop {
-        let (a, b) = (
-            client(&seq)
-                .request::<U256, _>("net_peerCount", rpc_params![])
-                .await,
-            client(&fol)
-                .request::<U256, _>("net_peerCount", rpc_params![])
-                .await,
-        );
-        if matches!((&a, &b), (Ok(x), Ok(y)) if !x.is_zero() && !y.is_zero()) {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "devnet not up and peered within 10 s: {a:?} {b:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    transfers(&seq, 0, 0, 1).await;
-    wait_head(&[&seq, &fol], 1).await;
-    let (code, out) = health(&[&seq, &fol], Some(&seq));
+    let devnet = common::devnet(dir.path(), &[]).await;
+    let [seq, fol] = &devnet.http;
+    transfers(seq, 0, 0, 1).await;
+    wait_head(&[seq, fol], 1).await;
+    let (code, out) = health(&[seq, fol], Some(seq));
     assert_eq!(code, 0, "{out}");
     // Without --reference the follower is checked against the node that seals: its sequencer.
-    let (code, out) = health(&[&fol, &seq], None);
+    let (code, out) = health(&[fol, seq], None);
     assert_eq!(code, 0, "{out}");
     let rows: Vec<&str> = out.lines().collect();
     let row = |url: &str| {
@@ -205,11 +167,12 @@ async fn devnet_serves_both_port_pairs_and_is_healthy() {
             .find(|l| l.starts_with(&format!("{url} ")))
             .unwrap()
     };
-    assert!(row(&fol).contains(&format!(" at {seq}")), "{out}");
-    assert!(row(&seq).contains("(the sequencer)"), "{out}");
+    assert!(row(fol).contains(&format!(" at {seq}")), "{out}");
+    assert!(row(seq).contains("(the sequencer)"), "{out}");
     // The WebSocket ports answer too.
-    for ws in [ports[1], ports[3]] {
-        std::net::TcpStream::connect(("127.0.0.1", ws)).expect("WebSocket port open");
+    for ws in &devnet.ws {
+        let addr = ws.strip_prefix("ws://").unwrap();
+        std::net::TcpStream::connect(addr).expect("WebSocket port open");
     }
 }
 
