@@ -440,6 +440,11 @@ pub const SNAPSHOT_HEADERS: u64 = 256;
 /// Most bytes of one snapshot chunk a joining follower takes from a peer (a peer that sends
 /// more is refused): 1/256 of a state far larger than any this node is built for.
 pub const SNAPSHOT_MAX_CHUNK_BYTES: usize = 1 << 30;
+/// How long a joining follower waits, after its first peer answers, for the rest of its
+/// bootnodes before it asks for a snapshot: peers answer a few milliseconds to seconds apart,
+/// and a join asked of the first alone would take every chunk from it (no spread, no second
+/// opinion). Geth's downloader waits for its minimum of peers in the same way.
+pub const SNAPSHOT_PEERS_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
 /// Chunk requests a joining follower keeps in flight.
 pub const SNAPSHOT_CHUNKS_IN_FLIGHT: usize = 8;
 /// How long a sync request may take before the peer is considered gone for that range.

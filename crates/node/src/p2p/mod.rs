@@ -286,6 +286,7 @@ pub async fn spawn(
             follower && can
         };
     let snapping = Arc::new(AtomicBool::new(can_join));
+    let bootnodes = cfg.bootnodes.len();
     let service = Service {
         new_blocks: chain.subscribe(),
         pool_events: pool.subscribe(),
@@ -313,6 +314,7 @@ pub async fn spawn(
             chain.clone(),
             status.clone(),
             snapping,
+            bootnodes,
         ))
     });
     let task = tokio::spawn(service.run(command_rx, done_rx));

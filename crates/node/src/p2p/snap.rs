@@ -25,7 +25,7 @@ use super::{Command, NetStatus};
 use crate::chain::Chain;
 use crate::constants::{
     P2P_BAN_DURATION, SNAPSHOT_CHUNKS_IN_FLIGHT, SNAPSHOT_HEADERS, SNAPSHOT_INTERVAL,
-    SNAPSHOT_MAX_CHUNK_BYTES,
+    SNAPSHOT_MAX_CHUNK_BYTES, SNAPSHOT_PEERS_SETTLE,
 };
 use crate::sync::{snap::SnapManifest, SyncRequest, SyncResponse};
 use l2node_trie::snap::{plan_chunks, ChunkPlan, TopNode};
@@ -91,15 +91,38 @@ enum Failed {
     Other(String),
 }
 
-/// Joins from a snapshot, then lets range sync go on (clears `snapping`). Gives up and syncs
-/// blocks from genesis when peers are connected but none offers a snapshot for a while.
+/// Peers whose head is known (they answered their status).
+fn answered(status: &NetStatus) -> usize {
+    status.peers().iter().filter(|p| p.head.is_some()).count()
+}
+
+/// Waits until `bootnodes` peers answered, or [`SNAPSHOT_PEERS_SETTLE`] after the first did.
+async fn settle(status: &NetStatus, bootnodes: usize) {
+    let mut first = None;
+    loop {
+        let n = answered(status);
+        if n >= bootnodes.max(1) {
+            return;
+        }
+        if n > 0 && first.get_or_insert_with(Instant::now).elapsed() >= SNAPSHOT_PEERS_SETTLE {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Joins from a snapshot, then lets range sync go on (clears `snapping`). First waits for its
+/// `bootnodes` to answer (see [`SNAPSHOT_PEERS_SETTLE`]). Gives up and syncs blocks from
+/// genesis when peers are connected but none offers a snapshot for a while.
 pub(super) async fn join(
     requests: Requests,
     chain: Arc<Chain>,
     status: Arc<NetStatus>,
     snapping: Arc<AtomicBool>,
+    bootnodes: usize,
 ) {
     let started = Instant::now();
+    settle(&status, bootnodes).await;
     let mut no_offer = 0;
     // Peers that sent a chunk that does not match its state root: not asked again for
     // P2P_BAN_DURATION.
