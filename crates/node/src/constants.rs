@@ -444,7 +444,7 @@ pub const SNAPSHOT_MAX_CHUNK_BYTES: usize = 1 << 30;
 /// bootnodes before it asks for a snapshot: peers answer a few milliseconds to seconds apart,
 /// and a join asked of the first alone would take every chunk from it (no spread, no second
 /// opinion). Geth's downloader waits for its minimum of peers in the same way.
-pub const SNAPSHOT_PEERS_SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+pub const SNAPSHOT_PEERS_SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 /// Chunk requests a joining follower keeps in flight.
 pub const SNAPSHOT_CHUNKS_IN_FLIGHT: usize = 8;
 /// How long a sync request may take before the peer is considered gone for that range.

@@ -73,7 +73,10 @@ pub async fn run(
 ) {
     let mut pending = pool.subscribe();
     let mut ticker = (!cfg.block_time.is_zero()).then(|| {
-        let mut t = tokio::time::interval(cfg.block_time);
+        // The first block one period after the start, as geth's dev period does (an interval's
+        // first tick is at once, which would seal whatever arrived while the node started).
+        let first = tokio::time::Instant::now() + cfg.block_time;
+        let mut t = tokio::time::interval_at(first, cfg.block_time);
         t.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         t
     });

@@ -21,15 +21,6 @@ pub(crate) fn client(url: &str) -> HttpClient {
         .unwrap()
 }
 
-/// A TCP port free on 127.0.0.1 right now.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A child process killed (and reaped) on drop.
 pub(crate) struct KillOnDrop(pub Child);
 
@@ -123,9 +114,9 @@ pub(crate) struct Devnet {
     pub ws: [String; 2],
 }
 
-/// How long a process is given to come up: a debug build started beside the rest of the suite
-/// on two cores can take several seconds before it listens.
-const START_DEADLINE: Duration = Duration::from_secs(60);
+/// How long a process is given to come up (or to reach a state): a debug build started beside
+/// the rest of the suite on two cores can take several seconds before it listens.
+pub(crate) const START_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Starts `l2node devnet` on `dir` with `extra` (after `--block-time 0 --p2p-port 0`), every
 /// port chosen by the system, and reads the addresses it prints; returns once both nodes answer

@@ -32,7 +32,8 @@ async fn db_stats_counts_bytes_per_transaction_of_a_stopped_node() {
         .request("eth_sendTransaction", rpc_params![tx])
         .await
         .unwrap();
-    for _ in 0..100 {
+    let started = std::time::Instant::now();
+    loop {
         let receipt: Option<Value> = rpc
             .request("eth_getTransactionReceipt", rpc_params![&hash])
             .await
@@ -40,6 +41,10 @@ async fn db_stats_counts_bytes_per_transaction_of_a_stopped_node() {
         if receipt.is_some() {
             break;
         }
+        assert!(
+            started.elapsed() < crate::common::START_DEADLINE,
+            "{hash} not mined"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 

@@ -89,9 +89,10 @@ impl TestNode {
         n.to()
     }
 
-    /// Waits for a receipt (mined) of `hash`.
+    /// Waits for a receipt (mined) of `hash`, for up to [`WAIT_DEADLINE`].
     pub(crate) async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
-        for _ in 0..200 {
+        let started = std::time::Instant::now();
+        while started.elapsed() < WAIT_DEADLINE {
             let r: serde_json::Value = self
                 .request("eth_getTransactionReceipt", rpc_params![hash])
                 .await;
@@ -103,6 +104,11 @@ impl TestNode {
         panic!("no receipt for {hash}");
     }
 }
+
+/// How long the tests wait for something the node does in the background (a block mined, a
+/// peer's block imported): a few milliseconds alone, seconds when the whole suite shares two
+/// cores. A wait that succeeds costs no more for being long.
+pub(crate) const WAIT_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Dev account `i`.
 pub(crate) fn account(i: usize) -> PrivateKeySigner {

@@ -14,9 +14,10 @@ async fn exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
         .await
 }
 
-/// Polls until the node has a record of `hash` (at most 5 s).
+/// Polls until the node has a record of `hash` (at most [`crate::common::WAIT_DEADLINE`]).
 pub(crate) async fn wait_exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
-    for _ in 0..100 {
+    let started = std::time::Instant::now();
+    while started.elapsed() < crate::common::WAIT_DEADLINE {
         let e = exclusion(node, hash).await;
         if !e.is_null() {
             return e;
@@ -74,7 +75,8 @@ async fn a_refusal_at_the_rpc_is_recorded_and_survives_a_restart() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_transaction_dropped_while_building_a_block_is_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dev_config(dir.path(), Duration::from_secs(2));
+    // No block until evm_mine asks for one.
+    let cfg = dev_config(dir.path(), Duration::from_secs(3_600));
     let node = TestNode::start_in(dir, cfg).await;
     // Admitted as a free transaction, then the operator turns free transactions off before the
     // next block: block building drops it and records why.
@@ -86,6 +88,7 @@ async fn a_transaction_dropped_while_building_a_block_is_recorded() {
         .request("l2admin_setKillSwitch", rpc_params![true])
         .await;
     assert!(!gasless);
+    let _: String = node.request("evm_mine", rpc_params![]).await;
     let e = wait_exclusion(&node, hash).await;
     assert_eq!(e["txRejectionStage"], "SEQUENCER", "{e}");
     assert!(

@@ -109,7 +109,7 @@ async fn send_mined(node: &TestNode, raw: Bytes) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn entry_tier_gets_two_free_then_premium_then_bonus_then_a_fresh_epoch() {
-    let node = start(6).await;
+    let node = start(20).await;
     let key = account(ENTRY);
     let me = key.address();
     let to = Address::repeat_byte(0x11);
@@ -296,7 +296,6 @@ async fn second_free_signal_in_one_slot_is_refused_and_slashed() {
     cfg.block_time = Duration::from_secs(3_600);
     cfg.karma.slasher = Some(dev::dev_sequencer());
     let node = TestNode::start_in(dir, cfg).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let key = account(6);
     send(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000))
         .await
@@ -458,7 +457,6 @@ async fn free_flood_counts_pending_against_the_quota() {
     let mut cfg = karma_config(dir.path(), 3_600);
     cfg.block_time = Duration::from_secs(3_600);
     let node = TestNode::start_in(dir, cfg).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     // Newbie: 6 units. Executable free transactions count before they are mined; the ones
     // behind the refused nonce 6 are queued and each alone does not fit either.
     let key = account(7);

@@ -587,7 +587,7 @@ fn karma_tier(t: &KarmaTiers::Tier) -> KarmaTier {
 async fn tier_update_applies_from_the_next_epoch() {
     let dir = tempfile::tempdir().unwrap();
     let mut karma = dev::dev_karma_config();
-    karma.epoch_length = 4;
+    karma.epoch_length = 15;
     karma.epoch_origin = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()

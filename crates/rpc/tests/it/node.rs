@@ -175,13 +175,24 @@ async fn metrics_endpoint_serves_prometheus_text() {
         )
         .await;
     node.wait_receipt(hash).await;
-    tokio::time::sleep(l2node_node::constants::METRICS_REFRESH * 2).await;
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut body = String::new();
-    s.read_to_string(&mut body).await.unwrap();
+    // The gauges are refreshed every METRICS_REFRESH: read until the head is there.
+    let started = std::time::Instant::now();
+    let body = loop {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut body = String::new();
+        s.read_to_string(&mut body).await.unwrap();
+        if body.lines().any(|l| l == "l2node_head_number 1") {
+            break body;
+        }
+        assert!(
+            started.elapsed() < crate::common::WAIT_DEADLINE,
+            "no head in:\n{body}"
+        );
+        tokio::time::sleep(l2node_node::constants::METRICS_REFRESH / 2).await;
+    };
     // The recorder is global to the test process: counters also count other tests' nodes.
     let value = |series: &str| -> f64 {
         body.lines()

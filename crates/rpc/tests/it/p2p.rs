@@ -101,7 +101,8 @@ async fn mine(node: &TestNode, from: usize, nonce: u64, n: u64) {
 }
 
 async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    for _ in 0..400 {
+    let started = std::time::Instant::now();
+    while started.elapsed() < crate::common::WAIT_DEADLINE {
         if ok() {
             return;
         }
@@ -189,11 +190,13 @@ async fn followers_sync_then_follow_gossip_and_forward_transactions() {
     assert_eq!(info["protocols"]["l2node"]["headNumber"], head);
 
     // A follower stopped mid-chain resumes from its own storage after a restart.
+    let stopped_at = chain(&f2).head().header.number;
     let dir = f2.stop().await;
     mine(&seq, 3, 0, 4).await;
     let cfg = follower_config(dir.path(), vec![addr(&seq)]);
     let f2 = TestNode::start_in(dir, cfg).await;
-    assert!(chain(&f2).head().header.number < seq.block_number().await);
+    // It opens at the head it stored (it may already have synced on by now).
+    assert!(chain(&f2).head().header.number >= stopped_at);
     let head = seq.block_number().await;
     wait_for("the restarted follower", || {
         chain(&f2).head().header.number == head
@@ -240,7 +243,7 @@ async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
 
     // The sequencer comes back on the same address: the follower redials it and syncs.
     let seq = sequencer_in(dir, port).await;
-    let started = tokio::time::timeout(Duration::from_secs(20), sub.next())
+    let started = tokio::time::timeout(crate::common::WAIT_DEADLINE, sub.next())
         .await
         .expect("a syncing notification")
         .unwrap()
@@ -252,7 +255,7 @@ async fn sync_progress_is_reported_and_a_returning_sequencer_is_found_again() {
         u64::from_str_radix(&highest[2..], 16).unwrap() >= mined,
         "{started}"
     );
-    let done = tokio::time::timeout(Duration::from_secs(20), sub.next())
+    let done = tokio::time::timeout(crate::common::WAIT_DEADLINE, sub.next())
         .await
         .expect("the end of the sync")
         .unwrap()
@@ -345,7 +348,7 @@ async fn invalid_blocks_are_refused_and_their_sender_dropped() {
         wait_for("the rogue to connect", || f_net.peer_count() == 1).await;
         // Gossip needs the follower's topic subscription first: publish until dropped.
         let mut dropped = false;
-        for _ in 0..100 {
+        for _ in 0..300 {
             rogue_p2p.publish_block(bad.clone());
             tokio::time::sleep(Duration::from_millis(100)).await;
             if !f_net.peers().iter().any(|p| p.id == rogue_id) {
