@@ -48,15 +48,13 @@ impl From<Vec<u8>> for Value {
 }
 
 /// Sort updates by key and keep the last update of each key.
-pub(crate) fn prepare<V: Into<Value>>(updates: Vec<(B256, Option<V>)>) -> Vec<Update> {
-    let mut updates: Vec<(B256, Option<Value>)> = updates
-        .into_iter()
-        .map(|(key, value)| (key, value.map(Into::into)))
-        .collect();
+pub(crate) fn prepare<V: Into<Value>>(mut updates: Vec<(B256, Option<V>)>) -> Vec<Update> {
+    // Stable: of one key's updates, the last stays last.
     updates.sort_by_key(|(key, _)| *key);
     let mut out: Vec<Update> = Vec::with_capacity(updates.len());
     let mut last_key = None;
     for (key, value) in updates {
+        let value = value.map(Into::into);
         if last_key == Some(key) {
             if let Some(last) = out.last_mut() {
                 last.1 = value;
