@@ -6,7 +6,8 @@
 //!
 //! `cargo bench -p l2node-node --bench snapshot` (env: BENCH_SNAPSHOT_ACCOUNTS, default
 //! 1,000,000; BENCH_TXS_PER_BLOCK, default 1,400; BENCH_SNAPSHOT_FULL=1 also times a follower
-//! that executes every block instead, for comparison).
+//! that executes every block instead, for comparison; BENCH_DB_CACHE_MIB, the page cache of
+//! both nodes, default the node's 256).
 
 use std::{
     sync::Arc,

@@ -12,7 +12,9 @@ use l2node_node::chain::Chain;
 use l2node_node::chainspec::ChainSpec;
 use l2node_node::dev::dev_genesis;
 use l2node_node::test_utils;
-use l2node_storage::{Storage, DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES};
+use l2node_storage::{
+    Storage, DEFAULT_DB_CACHE_BYTES, DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES,
+};
 
 pub(crate) fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -30,7 +32,9 @@ pub(crate) fn open_with_window(dir: &std::path::Path, window: Option<u64>) -> Ch
     let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
     // BENCH_TRIE_BUFFER_BLOCKS=1 writes every block's trie with the block (no write-back).
     let trie_blocks = env_or("BENCH_TRIE_BUFFER_BLOCKS", DEFAULT_TRIE_BUFFER_BLOCKS);
-    let storage = Storage::open(&dir.join("chain.redb"))
+    // BENCH_DB_CACHE_MIB: the page cache `--db-cache-size` sets (default the node's).
+    let cache = env_or("BENCH_DB_CACHE_MIB", DEFAULT_DB_CACHE_BYTES >> 20) << 20;
+    let storage = Storage::open_with_cache(&dir.join("chain.redb"), cache)
         .unwrap()
         .with_history_window(window)
         .with_trie_buffer(trie_blocks, DEFAULT_TRIE_BUFFER_BYTES);
