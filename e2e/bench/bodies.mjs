@@ -33,8 +33,9 @@ const scenarios = {
   batch10_eth_getBalance: balAddrs.slice(0, 10).map((a, i) => req('eth_getBalance', [a, 'latest'], i + 1)),
   batch100_eth_getBalance: balAddrs.map((a, i) => req('eth_getBalance', [a, 'latest'], i + 1)),
   eth_getLogs_10k_blocks: req('eth_getLogs', [{ address: s.token, fromBlock: hex(s.fromBlock), toBlock: hex(s.toBlock) }]),
-  // geth's callTracer over a mined ERC-20 transfer (l2node: with DEBUG in --rpc-http-api).
-  debug_traceTransaction_callTracer_erc20: req('debug_traceTransaction', [s.transferTx, { tracer: 'callTracer' }]),
+  // geth's callTracer over an ERC-20 transfer mined at the end of the setup (l2node: with
+  // DEBUG in --rpc-http-api).
+  debug_traceTransaction_callTracer_erc20: req('debug_traceTransaction', [s.recentTransferTx, { tracer: 'callTracer' }]),
 };
 const erc20Gas = (g) => g > 21000n && g < 100000n;
 const l2 = (r, gas, fee) => BigInt(r.result.baseFeePerGas) >= 0n && gas(BigInt(r.result.gasLimit)) && fee(BigInt(r.result.priorityFeePerGas));

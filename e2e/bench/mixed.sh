@@ -18,7 +18,7 @@ res() { sed -n 's/.*BENCH_RESULT //p' "$1" | tr ' ' '\n' | grep -E '^(requests|p
 for url in "$@"; do
   case "$url" in http://127.*|http://localhost*) ;; *) echo "refusing non-loopback target $url" >&2; exit 1;; esac
   st="$BENCH_STATE_DIR/$(echo "$url" | sed -E 's#^[a-z]+://##; s#[/:]+#_#g; s#_$##').json"
-  [ -f "$st" ] || "$HERE/setup.sh" "$url" >/dev/null || { echo "setup failed for $url" >&2; exit 1; }
+  grep -qs '"recentTransferTx"' "$st" || "$HERE/setup.sh" "$url" >/dev/null || { echo "setup failed for $url" >&2; exit 1; }
   bodies="$OUT/$(basename "$st" .json)"
   node "$HERE/bodies.mjs" "$url" "$st" "$bodies" >/dev/null
   heavy="$bodies/debug_traceTransaction_callTracer_erc20.json"

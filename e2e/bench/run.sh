@@ -44,7 +44,7 @@ declare -A OKS
 for label in A B; do
   url=$A; [ $label = B ] && url=$B
   st=$(state_of "$url")
-  if [ "${BENCH_SETUP:-auto}" != skip ] && { [ ! -f "$st" ] || ! grep -q '"transferTx"' "$st" || ! has_code "$url" "$st"; }; then
+  if [ "${BENCH_SETUP:-auto}" != skip ] && { [ ! -f "$st" ] || ! grep -q '"recentTransferTx"' "$st" || ! has_code "$url" "$st"; }; then
     echo "== setting up $url (one time; see bench/setup.sh)"
     "$HERE/setup.sh" "$url" >/dev/null || { echo "setup failed for $url" >&2; exit 1; }
   fi

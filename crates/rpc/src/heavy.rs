@@ -11,11 +11,17 @@ use tokio::sync::{oneshot, Semaphore};
 use super::error::{RpcError, RpcResult};
 use l2node_node::constants::RPC_HEAVY_NICE;
 
+/// Heavy jobs handed to the pool per thread: the one it runs and the next, queued, so that a
+/// thread going from one job to the next does not sleep and get woken up in between (under a
+/// trace flood that hand-off was a fifth of the node's CPU). Any more wait on the async
+/// runtime, where a request whose client left costs nothing.
+const JOBS_PER_THREAD: usize = 2;
+
 /// Heavy-work threads and their permits.
 pub(super) struct HeavyPool {
     pool: rayon::ThreadPool,
-    /// One per thread: a request waits here (on the async runtime) rather than in the pool's
-    /// queue.
+    /// [`JOBS_PER_THREAD`] per thread: a request waits here (on the async runtime) rather than
+    /// in the pool's queue.
     permits: Arc<Semaphore>,
 }
 
@@ -31,7 +37,7 @@ impl HeavyPool {
             .expect("the heavy-work threads start");
         Self {
             pool,
-            permits: Arc::new(Semaphore::new(threads)),
+            permits: Arc::new(Semaphore::new(threads * JOBS_PER_THREAD)),
         }
     }
 
