@@ -359,11 +359,13 @@ async fn frames_until_closed(s: &mut TcpStream) -> Vec<u8> {
     }
 }
 
-#[tokio::test]
+// Two worker threads and a limit of 1.5 s: the client that answers pings must not miss the
+// limit because the test's one thread was descheduled on a loaded machine.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websocket_that_never_answers_pings_is_closed() {
     let h = start_with(|c| {
-        c.ws_ping_interval = Duration::from_millis(200);
-        c.ws_inactivity_limit = Duration::from_millis(600);
+        c.ws_ping_interval = Duration::from_millis(300);
+        c.ws_inactivity_limit = Duration::from_millis(1_500);
     })
     .await;
     let ws_addr = h.ws_addr.unwrap();
@@ -385,7 +387,7 @@ async fn websocket_that_never_answers_pings_is_closed() {
         .build(format!("ws://localhost:{}", ws_addr.port()))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
     let n: String = client
         .request("eth_blockNumber", jsonrpsee::rpc_params![])
         .await

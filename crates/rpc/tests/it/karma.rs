@@ -349,8 +349,8 @@ async fn kill_switch_turns_gasless_off_and_premium_still_works() {
     let key = account(0);
     assert_eq!(priority(&estimate(&node, key.address()).await), 0);
     std::fs::write(&switch, b"").unwrap();
-    tokio::time::sleep(l2node_node::constants::KARMA_KILL_SWITCH_POLL * 2).await;
-    let e = estimate(&node, key.address()).await;
+    // The file is polled: wait until the node quotes premium.
+    let e = until_priority(&node, key.address(), |p| p > 0).await;
     assert!(priority(&e) >= 12 * GWEI, "{e}");
     let err = send(&node, tx(&key, 0, 0, Address::ZERO, Bytes::new(), 21_000))
         .await
@@ -362,8 +362,28 @@ async fn kill_switch_turns_gasless_off_and_premium_still_works() {
     )
     .await;
     std::fs::remove_file(&switch).unwrap();
-    tokio::time::sleep(l2node_node::constants::KARMA_KILL_SWITCH_POLL * 2).await;
+    until_priority(&node, key.address(), |p| p == 0).await;
     send_mined(&node, tx(&key, 1, 0, Address::ZERO, Bytes::new(), 21_000)).await;
+}
+
+/// Polls `l2_estimateGas` for `from` until its priority fee satisfies `ok`; returns that quote.
+async fn until_priority(
+    node: &TestNode,
+    from: Address,
+    ok: impl Fn(u128) -> bool,
+) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    loop {
+        let e = estimate(node, from).await;
+        if ok(priority(&e)) {
+            return e;
+        }
+        assert!(
+            started.elapsed() < crate::common::WAIT_DEADLINE,
+            "the kill switch file was not picked up: {e}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
