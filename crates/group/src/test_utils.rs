@@ -77,11 +77,12 @@ fn try_start_etcd() -> Option<EtcdServer> {
     let deadline = Instant::now() + Duration::from_secs(60);
     let health = format!("{}/health", server.url);
     while Instant::now() < deadline {
-        if healthy(&health) {
-            return Some(server);
-        }
+        // Exited first: what answers on its port would be someone else's.
         if let Ok(Some(_)) = server.child.try_wait() {
             return None;
+        }
+        if healthy(&health) {
+            return Some(server);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
