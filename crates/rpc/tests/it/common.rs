@@ -89,19 +89,34 @@ impl TestNode {
         n.to()
     }
 
-    /// Waits for a receipt (mined) of `hash`, for up to [`WAIT_DEADLINE`].
+    /// Waits for a receipt (mined) of `hash`.
     pub(crate) async fn wait_receipt(&self, hash: alloy_primitives::B256) -> serde_json::Value {
-        let started = std::time::Instant::now();
-        while started.elapsed() < WAIT_DEADLINE {
+        eventually(&format!("a receipt of {hash}"), || async move {
             let r: serde_json::Value = self
                 .request("eth_getTransactionReceipt", rpc_params![hash])
                 .await;
-            if !r.is_null() {
-                return r;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            (!r.is_null()).then_some(r)
+        })
+        .await
+    }
+}
+
+/// Asks `probe` every 25 ms until it answers `Some`, for up to [`WAIT_DEADLINE`]; panics
+/// naming `what` it waited for.
+pub(crate) async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
+    what: &str,
+    mut probe: impl FnMut() -> F,
+) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(found) = probe().await {
+            return found;
         }
-        panic!("no receipt for {hash}");
+        assert!(
+            started.elapsed() < WAIT_DEADLINE,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
 

@@ -7,24 +7,20 @@ use std::time::Duration;
 use alloy_primitives::{keccak256, B256};
 use jsonrpsee::{core::client::ClientT, rpc_params};
 
-use crate::common::{account, dev_config, transfer, TestNode};
+use crate::common::{account, dev_config, eventually, transfer, TestNode};
 
 async fn exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
     node.request("l2_getTransactionExclusionStatus", rpc_params![hash])
         .await
 }
 
-/// Polls until the node has a record of `hash` (at most [`crate::common::WAIT_DEADLINE`]).
+/// Polls until the node has a record of `hash`.
 pub(crate) async fn wait_exclusion(node: &TestNode, hash: B256) -> serde_json::Value {
-    let started = std::time::Instant::now();
-    while started.elapsed() < crate::common::WAIT_DEADLINE {
+    eventually(&format!("an exclusion record of {hash}"), || async move {
         let e = exclusion(node, hash).await;
-        if !e.is_null() {
-            return e;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no exclusion record of {hash}");
+        (!e.is_null()).then_some(e)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -372,18 +372,12 @@ async fn until_priority(
     from: Address,
     ok: impl Fn(u128) -> bool,
 ) -> serde_json::Value {
-    let started = std::time::Instant::now();
-    loop {
+    let ok = &ok;
+    crate::common::eventually("the kill switch file to be picked up", || async move {
         let e = estimate(node, from).await;
-        if ok(priority(&e)) {
-            return e;
-        }
-        assert!(
-            started.elapsed() < crate::common::WAIT_DEADLINE,
-            "the kill switch file was not picked up: {e}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        ok(priority(&e)).then_some(e)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -101,14 +101,7 @@ async fn mine(node: &TestNode, from: usize, nonce: u64, n: u64) {
 }
 
 async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let started = std::time::Instant::now();
-    while started.elapsed() < crate::common::WAIT_DEADLINE {
-        if ok() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
+    crate::common::eventually(what, || std::future::ready(ok().then_some(()))).await
 }
 
 /// Every block hash and state root of `a` and `b` are equal, and so are the heads.

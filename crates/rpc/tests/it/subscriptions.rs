@@ -226,17 +226,14 @@ async fn a_reorganisation_removes_logs_and_returns_transactions_to_the_pool() {
     assert_eq!(follower.block_number().await, 3);
     // A's transactions are pending again on the follower.
     for hash in a_txs {
-        let mut tx = Value::Null;
-        let started = std::time::Instant::now();
-        while started.elapsed() < crate::common::WAIT_DEADLINE {
-            tx = follower
+        let follower = &follower;
+        let tx = crate::common::eventually(&format!("{hash} back in the pool"), || async move {
+            let tx: Value = follower
                 .request("eth_getTransactionByHash", rpc_params![hash])
                 .await;
-            if !tx.is_null() {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
+            (!tx.is_null()).then_some(tx)
+        })
+        .await;
         assert_eq!(tx["blockHash"], Value::Null, "{hash} is pending: {tx}");
     }
 }
