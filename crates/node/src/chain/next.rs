@@ -126,7 +126,9 @@ impl Chain {
     pub fn next_block_at(&self, now: u64) -> NextBlock {
         let parent = self.head();
         let spec = self.spec();
-        let timestamp = now.max(parent.header.timestamp + 1);
+        // Saturating: a parent dated at the last representable second must not make its
+        // child's timestamp wrap around to 1970.
+        let timestamp = now.max(parent.header.timestamp.saturating_add(1));
         NextBlock {
             number: parent.header.number + 1,
             timestamp,

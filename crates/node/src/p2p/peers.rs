@@ -265,6 +265,17 @@ impl<R: Eq + Hash> Peers<R> {
     pub(super) fn range_received(&mut self, id: &R, received: u64) -> Option<PeerId> {
         let range = self.ranges.remove(id)?;
         self.planner.received(range.from, range.count, received);
+        if received == 0 {
+            // A peer that has a block sends at least that one: this peer has nothing from
+            // `from` on, whatever head it claimed (in a gossiped block nobody could check, or
+            // a status answer). The next range goes to a peer that has it.
+            if let Some(h) = self.heads.get_mut(&range.peer) {
+                *h = range.from - 1;
+                let head = *h;
+                self.status
+                    .update_peer(&range.peer.to_string(), |p| p.head = Some(head));
+            }
+        }
         Some(range.peer)
     }
 

@@ -198,6 +198,10 @@ async fn attempt(
         BTreeMap::new();
     for (peer, offer) in peers.iter().zip(offers) {
         if let Some(SyncResponse::SnapshotManifest(Some(m))) = offer {
+            // A snapshot of the genesis block has nothing to skip (and no block before it).
+            if m.number == 0 {
+                continue;
+            }
             groups
                 .entry((m.number, m.hash))
                 .or_insert_with(|| (m, Vec::new()))
@@ -299,7 +303,11 @@ async fn headers(
             failed += 1;
         }
     }
-    let last = headers.last().expect("at least the snapshot's block");
+    let last = headers.last().ok_or_else(|| {
+        Failed::Other(format!(
+            "the peers offered a snapshot of block {number} without blocks"
+        ))
+    })?;
     if last.hash_slow() != manifest.hash {
         return Err(Failed::Other(format!(
             "block {number} from the peers is not the offered {}",

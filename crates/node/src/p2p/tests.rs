@@ -161,6 +161,36 @@ fn our_own_failure_is_no_ban() {
 }
 
 #[test]
+fn a_peer_that_sends_no_block_of_its_claimed_range_is_no_longer_the_best() {
+    let (status, mut peers) = setup(vec![]);
+    let (honest, liar) = (connect(&mut peers), connect(&mut peers));
+    let genesis = B256::repeat_byte(1);
+    assert!(peers.peer_status(honest, &status_of(100, genesis), genesis));
+    // A gossiped block far ahead that nobody could check yet (its parent is unknown).
+    let claim = ImportRefusal::NotNext {
+        number: 1_000_000,
+        head: 0,
+    };
+    peers.gossip_imported(liar, Err(claim), Instant::now());
+    let asked = peers.plan_ranges(0, false);
+    assert_eq!(asked.len(), 1);
+    assert_eq!((asked[0].peer, asked[0].from), (liar, 1));
+    peers.range_sent(7, asked[0]);
+
+    assert_eq!(peers.range_received(&7, 0), Some(liar));
+    assert_eq!(
+        shown_head(&status, &liar),
+        Some(0),
+        "it has no block after 0"
+    );
+    assert!(!peers.range_imported(liar, None, 0, Instant::now()));
+    let asked = peers.plan_ranges(0, false);
+    assert_eq!(asked.len(), 1);
+    assert_eq!((asked[0].peer, asked[0].from), (honest, 1));
+    assert_eq!(status.sync().map(|s| s.highest), Some(100));
+}
+
+#[test]
 fn far_behind_asks_the_best_peer_for_one_range_at_a_time() {
     let (status, mut peers) = setup(vec![]);
     let (slow, best) = (connect(&mut peers), connect(&mut peers));
