@@ -5,7 +5,7 @@ use alloy_consensus::{
     TxEnvelope,
 };
 use alloy_eips::eip2718::Encodable2718;
-use alloy_primitives::{TxKind, U256, U64};
+use alloy_primitives::{TxKind, B256, U256, U64};
 use alloy_rpc_types_eth::{
     Block, BlockTransactions, Header as RpcHeader, Transaction, TransactionReceipt,
 };
@@ -56,7 +56,17 @@ pub(super) fn rpc_block(block: &StoredBlock, full: bool) -> Block {
     }
 }
 
-/// Transaction `index` of a block.
+/// Whether transaction `index` of `block` is the one with `hash` (a location read before the
+/// block may be stale).
+pub(super) fn holds(block: &StoredBlock, index: usize, hash: &B256) -> bool {
+    block
+        .body
+        .transactions
+        .get(index)
+        .is_some_and(|t| t.trie_hash() == *hash)
+}
+
+/// Transaction `index` of a block (which the caller checked it has).
 pub(super) fn rpc_tx_in_block(block: &StoredBlock, index: usize) -> Transaction {
     let tx = block.body.transactions[index].clone();
     let base_fee = block.header.base_fee_per_gas;

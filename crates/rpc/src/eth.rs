@@ -678,9 +678,12 @@ impl EthApiServer for EthRpc {
             let block = self
                 .stored_block(Some(n))?
                 .ok_or(RpcError::HeaderNotFound)?;
-            return Ok(Some(RpcTransaction(convert::rpc_tx_in_block(
-                &block, i as usize,
-            ))));
+            // A reorganisation between the two reads may have moved the transaction.
+            if convert::holds(&block, i as usize, &hash) {
+                return Ok(Some(RpcTransaction(convert::rpc_tx_in_block(
+                    &block, i as usize,
+                ))));
+            }
         }
         Ok(self
             .pool
@@ -723,8 +726,13 @@ impl EthApiServer for EthRpc {
                 let Some((n, i)) = storage.tx_location(&hash)? else {
                     return Ok(None);
                 };
-                let block = storage.block(n)?.ok_or(RpcError::HeaderNotFound)?;
-                let receipts = storage.receipts(n)?.unwrap_or_default();
+                let (block, receipts) = storage
+                    .block_with_receipts(n)?
+                    .ok_or(RpcError::HeaderNotFound)?;
+                // A reorganisation between the two reads may have moved the transaction.
+                if !convert::holds(&block, i as usize, &hash) {
+                    return Ok(None);
+                }
                 Ok(convert::rpc_receipt_at(&block, &receipts, i as usize))
             })
             .await?;
@@ -740,10 +748,13 @@ impl EthApiServer for EthRpc {
         let receipts = self
             .bounded(move || {
                 let storage = chain.storage();
-                let Some(block) = n.map(|n| storage.block(n)).transpose()?.flatten() else {
+                let Some((block, receipts)) = n
+                    .map(|n| storage.block_with_receipts(n))
+                    .transpose()?
+                    .flatten()
+                else {
                     return Ok(None);
                 };
-                let receipts = storage.receipts(block.header.number)?.unwrap_or_default();
                 Ok(Some(convert::rpc_receipts(&block, &receipts)))
             })
             .await?;

@@ -309,6 +309,19 @@ impl L2AdminRpc {
     fn karma(&self) -> RpcResult<&Karma> {
         self.karma.as_deref().ok_or(RpcError::NoKarma)
     }
+
+    /// Adds `address` to the operator deny list (until `until_epoch`), or removes it; a write
+    /// transaction, so off the async runtime.
+    async fn set_denied(
+        &self,
+        address: Address,
+        until_epoch: Option<u64>,
+        remove: bool,
+    ) -> RpcResult<bool> {
+        let karma = self.karma.clone().ok_or(RpcError::NoKarma)?;
+        super::eth::blocking(move || Ok(karma.set_operator_denied(address, until_epoch, remove)?))
+            .await
+    }
 }
 
 #[async_trait]
@@ -318,17 +331,13 @@ impl L2AdminApiServer for L2AdminRpc {
         address: Address,
         until_epoch: Option<U64>,
     ) -> JsonRpcResult<bool> {
-        let karma = self.karma()?;
-        Ok(karma
-            .set_operator_denied(address, until_epoch.map(|e| e.to::<u64>()), false)
-            .map_err(RpcError::from)?)
+        Ok(self
+            .set_denied(address, until_epoch.map(|e| e.to::<u64>()), false)
+            .await?)
     }
 
     async fn remove_from_deny_list(&self, address: Address) -> JsonRpcResult<bool> {
-        let karma = self.karma()?;
-        Ok(karma
-            .set_operator_denied(address, None, true)
-            .map_err(RpcError::from)?)
+        Ok(self.set_denied(address, None, true).await?)
     }
 
     async fn set_kill_switch(&self, on: bool) -> JsonRpcResult<bool> {

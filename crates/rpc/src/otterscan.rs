@@ -59,9 +59,9 @@ impl EthRpc {
         storage: &Storage,
         n: u64,
     ) -> RpcResult<(StoredBlock, Vec<alloy_consensus::ReceiptEnvelope>)> {
-        let block = storage.block(n)?.ok_or(RpcError::HeaderNotFound)?;
-        let receipts = storage.receipts(n)?.unwrap_or_default();
-        Ok((block, receipts))
+        storage
+            .block_with_receipts(n)?
+            .ok_or(RpcError::HeaderNotFound)
     }
 
     fn ots_details(&self, n: u64) -> RpcResult<BlockDetails> {
@@ -189,7 +189,8 @@ impl EthRpc {
     }
 
     /// The first block whose state satisfies `pred` (which must stay true once true), by binary
-    /// search over the blocks held; `None` if the head's state does not satisfy it.
+    /// search over the states held; `None` if the head's state does not satisfy it, the
+    /// pruned (or before-snapshot) error if the oldest state held already does.
     fn first_block_where(
         &self,
         pred: impl Fn(&l2node_storage::StateAt) -> RpcResult<bool>,
@@ -199,7 +200,18 @@ impl EthRpc {
         if !pred(&storage.state_at(Some(head))?)? {
             return Ok(None);
         }
-        let (mut lo, mut hi) = (0, head);
+        // The oldest state held: a pruned node's window, or the snapshot a node joined from.
+        let mut lo = storage
+            .first_state_block()?
+            .max(storage.first_block()?.saturating_sub(1))
+            .min(head);
+        if lo > 0 && pred(&storage.state_at(Some(lo))?)? {
+            // Already true there: the block is that one or an older one. Reading the state
+            // before it says why that is not held (or it is, after all).
+            storage.state_at(Some(lo - 1))?;
+            lo = 0;
+        }
+        let mut hi = head;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if pred(&storage.state_at(Some(mid))?)? {

@@ -321,48 +321,40 @@ impl Storage {
     pub fn block(&self, number: u64) -> Result<Option<StoredBlock>, StorageError> {
         let snap = self.snapshot()?;
         before_snapshot(&snap, number)?;
-        let Some((header, hash)) = snap
-            .table(&snap.headers)?
-            .get(number)?
-            .map(|v| {
-                let (hash, rlp) = codec::header_parts(v.value());
-                codec::decode_rlp::<Header>("headers", rlp).map(|h| (h, hash))
-            })
-            .transpose()?
-        else {
-            return Ok(None);
-        };
-        let body = match snap.table(&snap.bodies)?.get(number)? {
-            Some(v) => codec::decode_rlp("bodies", v.value())?,
-            None => BlockBody::default(),
-        };
-        let senders = snap
-            .table(&snap.senders)?
-            .get(number)?
-            .map(|v| {
-                v.value()
-                    .chunks_exact(20)
-                    .map(Address::from_slice)
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Some(StoredBlock {
-            hash,
-            header,
-            body,
-            senders,
-        }))
+        block_in(&snap, number)
     }
 
     /// Receipts of block `number`, in transaction order.
     pub fn receipts(&self, number: u64) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
         let snap = self.snapshot()?;
         before_snapshot(&snap, number)?;
-        let table = snap.table(&snap.receipts)?;
-        table
-            .get(number)?
-            .map(|v| codec::decode_receipts(v.value()))
-            .transpose()
+        receipts_in(&snap, number)
+    }
+
+    /// Block `number` and its receipts, read from one snapshot: both of the same block even
+    /// when a reorganisation replaces it meanwhile (two reads could pair a block with the
+    /// receipts of the one that replaced it).
+    pub fn block_with_receipts(
+        &self,
+        number: u64,
+    ) -> Result<Option<(StoredBlock, Vec<ReceiptEnvelope>)>, StorageError> {
+        let snap = self.snapshot()?;
+        before_snapshot(&snap, number)?;
+        let Some(block) = block_in(&snap, number)? else {
+            return Ok(None);
+        };
+        let receipts = receipts_in(&snap, number)?.unwrap_or_default();
+        if receipts.len() != block.body.transactions.len() {
+            return Err(codec::corrupt(
+                "receipts",
+                format!(
+                    "block {number} has {} transactions and {} receipts",
+                    block.body.transactions.len(),
+                    receipts.len()
+                ),
+            ));
+        }
+        Ok(Some((block, receipts)))
     }
 
     /// The logs of each receipt of canonical block `number`, without building the receipts'
@@ -431,3 +423,59 @@ fn before_snapshot(snap: &snapshot::Snapshot, block: u64) -> Result<(), StorageE
 
 #[cfg(test)]
 mod tests;
+
+/// [`Storage::block`] in `snap`.
+fn block_in(snap: &snapshot::Snapshot, number: u64) -> Result<Option<StoredBlock>, StorageError> {
+    let Some((header, hash)) = snap
+        .table(&snap.headers)?
+        .get(number)?
+        .map(|v| {
+            let (hash, rlp) = codec::header_parts(v.value());
+            codec::decode_rlp::<Header>("headers", rlp).map(|h| (h, hash))
+        })
+        .transpose()?
+    else {
+        return Ok(None);
+    };
+    let body: BlockBody<TxEnvelope> = match snap.table(&snap.bodies)?.get(number)? {
+        Some(v) => codec::decode_rlp("bodies", v.value())?,
+        None => BlockBody::default(),
+    };
+    let senders: Vec<Address> = snap
+        .table(&snap.senders)?
+        .get(number)?
+        .map(|v| {
+            v.value()
+                .chunks_exact(20)
+                .map(Address::from_slice)
+                .collect()
+        })
+        .unwrap_or_default();
+    if senders.len() != body.transactions.len() {
+        return Err(codec::corrupt(
+            "senders",
+            format!(
+                "block {number} has {} transactions and {} senders",
+                body.transactions.len(),
+                senders.len()
+            ),
+        ));
+    }
+    Ok(Some(StoredBlock {
+        hash,
+        header,
+        body,
+        senders,
+    }))
+}
+
+/// [`Storage::receipts`] in `snap`.
+fn receipts_in(
+    snap: &snapshot::Snapshot,
+    number: u64,
+) -> Result<Option<Vec<ReceiptEnvelope>>, StorageError> {
+    snap.table(&snap.receipts)?
+        .get(number)?
+        .map(|v| codec::decode_receipts(v.value()))
+        .transpose()
+}

@@ -4,6 +4,7 @@ use alloy_primitives::{keccak256, Address, Bytes, B256, U256};
 use alloy_trie::{proof::verify_proof, Nibbles, TrieAccount};
 use jsonrpsee::rpc_params;
 use l2node_node::constants::DEV_KARMA_ADDRESS;
+use l2node_rpc::Namespace;
 use serde_json::Value;
 
 use crate::common::{account, transfer, TestNode};
@@ -100,16 +101,21 @@ async fn proofs_at_earlier_blocks_verify_against_their_state_roots() {
 async fn a_pruned_node_answers_within_its_window_and_names_it_beyond() {
     use jsonrpsee::core::client::ClientT;
     let window = l2node_storage::MIN_HISTORY_WINDOW;
-    let node = TestNode::start_with(|cfg| cfg.history_window = Some(window)).await;
+    let node = TestNode::start_with(|cfg| {
+        cfg.history_window = Some(window);
+        cfg.rpc_server.http_apis = vec![Namespace::Eth, Namespace::Ots];
+    })
+    .await;
     let sender = account(0);
     let recipient = Address::repeat_byte(0x78);
     let mut nonce = 0;
+    let mut last = B256::ZERO;
     while node.block_number().await < window + 12 {
         let raw = transfer(&sender, nonce, recipient, 1);
-        let hash: B256 = node
+        last = node
             .request("eth_sendRawTransaction", rpc_params![raw])
             .await;
-        node.wait_receipt(hash).await;
+        node.wait_receipt(last).await;
         nonce += 1;
     }
     let head = node.block_number().await;
@@ -163,6 +169,50 @@ async fn a_pruned_node_answers_within_its_window_and_names_it_beyond() {
             err.message()
         );
     }
+    // Otterscan's searches over the state history: within the window they answer, and a
+    // transaction sent before it is the pruned error, not a failure to read block 0.
+    let mut oldest_tx = Value::Null;
+    for n in oldest + 1..=head {
+        let block: Value = node
+            .request("eth_getBlockByNumber", rpc_params![format!("{n:#x}"), true])
+            .await;
+        if let Some(tx) = block["transactions"].as_array().and_then(|t| t.first()) {
+            oldest_tx = tx.clone();
+            break;
+        }
+    }
+    for (nonce, hash) in [
+        (oldest_tx["nonce"].clone(), oldest_tx["hash"].clone()),
+        (
+            format!("{:#x}", nonce - 1).into(),
+            serde_json::to_value(last).unwrap(),
+        ),
+    ] {
+        let found: Value = node
+            .request(
+                "ots_getTransactionBySenderAndNonce",
+                rpc_params![sender.address(), &nonce],
+            )
+            .await;
+        assert_eq!(found, hash, "nonce {nonce}");
+    }
+    let err = node
+        .http
+        .request::<Value, _>(
+            "ots_getTransactionBySenderAndNonce",
+            rpc_params![sender.address(), "0x0"],
+        )
+        .await
+        .unwrap_err();
+    let jsonrpsee::core::client::Error::Call(err) = err else {
+        panic!("ots_getTransactionBySenderAndNonce: {err}")
+    };
+    assert_eq!(err.code(), -32000);
+    assert!(
+        err.message().contains("--history-window"),
+        "{}",
+        err.message()
+    );
     let block: Value = node
         .request("eth_getBlockByNumber", rpc_params!["0x1", false])
         .await;
