@@ -23,11 +23,7 @@ pub(super) fn rpc_header(block: &StoredBlock) -> RpcHeader {
 }
 
 fn block_size(block: &StoredBlock) -> usize {
-    let b = ConsensusBlock {
-        header: block.header.clone(),
-        body: block.body.clone(),
-    };
-    alloy_rlp::Encodable::length(&b)
+    ConsensusBlock::rlp_length_for(&block.header, &block.body)
 }
 
 /// A block with transaction hashes or full transactions.

@@ -70,11 +70,7 @@ impl EthRpc {
         &self,
         mut request: TransactionRequest,
     ) -> RpcResult<TypedTransaction> {
-        let from = request.from.ok_or_else(|| {
-            RpcError::InvalidParams(
-                "from is required: name the account that sends the transaction".into(),
-            )
-        })?;
+        let from = sender(&request)?;
         if let (Some(input), Some(data)) = (&request.input.input, &request.input.data) {
             if input != data {
                 return Err(RpcError::InvalidParams(
@@ -138,9 +134,8 @@ impl EthRpc {
 
     /// Fills `request` and signs it with the unlocked key of its `from`.
     pub(super) async fn sign_filled(&self, request: TransactionRequest) -> RpcResult<TxEnvelope> {
-        let from = request.from.unwrap_or_default();
         // Before the estimate: an account the node does not hold fails at once.
-        let key = self.unlocked(from)?.clone();
+        let key = self.unlocked(sender(&request)?)?.clone();
         let mut tx = self.fill(request).await?;
         let signature = key
             .sign_transaction_sync(&mut tx)
@@ -386,4 +381,13 @@ impl DevApiServer for DevRpc {
         self.miner("evm_setNextBlockTimestamp")?;
         Ok(self.set_next(timestamp.get())?)
     }
+}
+
+/// The request's `from`, which signing and filling need.
+fn sender(request: &TransactionRequest) -> RpcResult<Address> {
+    request.from.ok_or_else(|| {
+        RpcError::InvalidParams(
+            "from is required: name the account that sends the transaction".into(),
+        )
+    })
 }

@@ -227,6 +227,11 @@ impl Chain {
         let ledger = spec.karma.clone().map(Ledger::new);
         let head = match storage.head_number()? {
             None => {
+                // The config first: a crash before block 0 is committed leaves a database
+                // without a head, which the next start fills anew; a crash after it, one whose
+                // genesis is checked against its config (not one taken for a database from
+                // before configs were stored).
+                storage.put_genesis_config(&genesis::canonical_json(&spec.genesis))?;
                 let changes = genesis_changes(&spec);
                 let header = configured.clone();
                 let (_, hash) = storage.commit_block(0, &changes, |root| {
@@ -243,7 +248,6 @@ impl Chain {
                             .unwrap_or_default(),
                     })
                 })?;
-                storage.put_genesis_config(&genesis::canonical_json(&spec.genesis))?;
                 tracing::info!(target: "l2node::chain", %hash, "wrote genesis");
                 storage.header(0)?.expect("genesis just written")
             }
@@ -612,7 +616,9 @@ impl Chain {
             header: header.clone(),
             hash,
         });
-        // Committed first, announced second: nobody hears of a block a crash could take back.
+        // Committed first, announced second: nobody hears of a block the database does not
+        // hold. (A synced range's blocks before its last are not on disk yet when announced: a
+        // crash can take them back, and the follower syncs the same sealed blocks again.)
         let _ = self.blocks.send(Arc::new(NewBlock {
             block: StoredBlock {
                 header,

@@ -167,6 +167,10 @@ impl Chain {
     ) -> Result<Competing, ChainError> {
         let head = self.head().header.number;
         tracing::info!(target: "l2node::chain", fork, old_head = head, new_head = fork + branch.len() as u64, "reorganising to a heavier chain");
+        // Each block taken back is executed again on its parent's state: check first that the
+        // fork's state is held (a pruned node's window, a snapshot a node joined from), rather
+        // than stop halfway with the chain shortened.
+        self.storage.state_at(Some(fork))?;
         let mut removed = Vec::with_capacity((head - fork) as usize);
         for n in (fork + 1..=head).rev() {
             removed.push(self.unwind_locked(n)?);
@@ -219,8 +223,11 @@ impl Chain {
         number: u64,
     ) -> Result<(StoredBlock, Vec<ReceiptEnvelope>), ChainError> {
         let spec = self.spec();
-        let stored = self.storage.block(number)?.ok_or_else(|| missing(number))?;
-        let receipts = self.storage.receipts(number)?.unwrap_or_default();
+        // One read, checked: the Karma delta below needs every receipt (a slash is a log).
+        let (stored, receipts) = self
+            .storage
+            .block_with_receipts(number)?
+            .ok_or_else(|| missing(number))?;
         let parent = self
             .storage
             .header(number - 1)?

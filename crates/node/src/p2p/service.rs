@@ -351,9 +351,13 @@ impl Service {
             let acceptance = match (signed, self.pool.exclusions()) {
                 (Some(e), Some(exclusions)) => {
                     // The sequencer will not mine it: this pool lets it go too, so the record
-                    // is the answer here (a pooled transaction has no exclusion).
-                    self.pool.remove(&[e.exclusion.tx_hash]);
-                    exclusions.record(e.exclusion, false);
+                    // is the answer here (a pooled transaction has no exclusion). Off this
+                    // task: a removal may rewrite the pool's journal and wait for the disk.
+                    let (pool, exclusions) = (self.pool.clone(), exclusions.clone());
+                    tokio::task::spawn_blocking(move || {
+                        pool.remove(&[e.exclusion.tx_hash]);
+                        exclusions.record(e.exclusion, false);
+                    });
                     gossipsub::MessageAcceptance::Accept
                 }
                 (Some(_), None) => gossipsub::MessageAcceptance::Accept,

@@ -513,10 +513,57 @@ mod tests {
         );
     }
 
+    /// Every message of the protocol, through the CBOR encoding libp2p's codec uses.
     #[test]
-    fn protocol_messages_round_trip_through_cbor_shapes() {
-        let r = SyncResponse::Blocks(vec![Bytes::from_static(&[0xc0])]);
-        let json = serde_json::to_string(&r).unwrap();
-        assert_eq!(serde_json::from_str::<SyncResponse>(&json).unwrap(), r);
+    fn protocol_messages_round_trip_through_cbor() {
+        fn round_trip<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug>(
+            message: T,
+        ) {
+            let wire = cbor4ii::serde::to_vec(Vec::new(), &message).unwrap();
+            assert_eq!(cbor4ii::serde::from_slice::<T>(&wire).unwrap(), message);
+        }
+        let hash = B256::repeat_byte(7);
+        for request in [
+            SyncRequest::Status,
+            SyncRequest::Blocks {
+                from: 1,
+                count: u64::MAX,
+            },
+            SyncRequest::PooledTransactions,
+            SyncRequest::SnapshotManifest,
+            SyncRequest::SnapshotChunk {
+                number: 768,
+                path: vec![0xa, 0x3],
+                from: None,
+            },
+            SyncRequest::SnapshotChunk {
+                number: 768,
+                path: vec![],
+                from: Some((hash, alloy_primitives::U256::MAX)),
+            },
+        ] {
+            round_trip(request);
+        }
+        let raw = Bytes::from_static(&[0xc0, 0x01]);
+        for response in [
+            SyncResponse::Status(PeerStatus {
+                genesis: hash,
+                head: 5,
+                head_hash: B256::repeat_byte(8),
+            }),
+            SyncResponse::Blocks(vec![raw.clone(), Bytes::new()]),
+            SyncResponse::PooledTransactions(vec![raw.clone()]),
+            SyncResponse::SnapshotManifest(None),
+            SyncResponse::SnapshotManifest(Some(snap::SnapManifest {
+                number: 768,
+                hash,
+                top: vec![(Bytes::new(), raw.clone())],
+                tiers: Some((3, raw.clone())),
+            })),
+            SyncResponse::SnapshotChunk(None),
+            SyncResponse::SnapshotChunk(Some(raw)),
+        ] {
+            round_trip(response);
+        }
     }
 }

@@ -97,6 +97,11 @@ async fn unlocked_dev_accounts_send_and_sign_with_karma_aware_fees() {
     assert_eq!(code, -32000);
     assert!(message.starts_with("unknown account"), "{message}");
     assert!(message.contains("eth_accounts"), "{message}");
+
+    // No account at all: the missing field, not the zero address.
+    let (code, message) = error_of(&node, "eth_sendTransaction", json!([{"to": stranger}])).await;
+    assert_eq!(code, -32602);
+    assert!(message.starts_with("from is required"), "{message}");
 }
 
 #[tokio::test]
