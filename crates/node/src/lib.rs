@@ -21,3 +21,16 @@ pub mod sync;
 #[cfg(any(test, feature = "test-utils"))]
 pub mod test_utils;
 pub mod testing;
+
+/// Lowers the calling thread's scheduling priority to the nice value `nice`. On Linux the nice
+/// value belongs to the thread, and the threads it starts inherit it; elsewhere this does
+/// nothing.
+pub fn lower_thread_priority(nice: i32) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; `who = 0` is the calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+}

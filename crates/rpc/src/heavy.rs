@@ -32,7 +32,7 @@ impl HeavyPool {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("l2node-heavy-{i}"))
-            .start_handler(|_| lower_priority())
+            .start_handler(|_| l2node_node::lower_thread_priority(RPC_HEAVY_NICE))
             .build()
             .expect("the heavy-work threads start");
         Self {
@@ -63,14 +63,5 @@ impl HeavyPool {
                 Err(RpcError::JobFailed)
             }
         }
-    }
-}
-
-/// Lowers the calling thread's scheduling priority (Linux: the nice value is per thread).
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: setpriority only reads its integer arguments; `who = 0` is the calling thread.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, RPC_HEAVY_NICE);
     }
 }

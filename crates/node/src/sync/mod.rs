@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{recover_senders, Chain, ChainError, Competing};
 use crate::constants::{
-    SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD,
+    SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD, SYNC_RECOVERY_NICE,
 };
 use crate::pool::Pool;
 use alloy_consensus::transaction::SignerRecoverable;
@@ -272,11 +272,14 @@ fn import_decoded(
 ///
 /// Blocks are decoded and their senders recovered on a second thread, up to
 /// [`SYNC_RECOVERY_AHEAD`] blocks ahead of the one being executed: recovery is the largest part
-/// of a block's work that does not depend on its parent's state, so the two overlap.
+/// of a block's work that does not depend on its parent's state, so the two overlap. That thread
+/// and its helpers run at a lower priority ([`SYNC_RECOVERY_NICE`]): the executing thread, on
+/// which the whole range waits, keeps a core, and recovery takes the rest.
 pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal> {
     std::thread::scope(|scope| {
         let (ready, next) = std::sync::mpsc::sync_channel(SYNC_RECOVERY_AHEAD);
         scope.spawn(move || {
+            crate::lower_thread_priority(SYNC_RECOVERY_NICE);
             for raw in blocks {
                 let prepared = decode_block(raw).map(|block| {
                     // A bad signature is reported by the import, in its order of checks.
