@@ -394,6 +394,8 @@ pub async fn run_slasher(
         };
         let next = chain.next_block();
         let epoch = karma.ledger().epochs().of(next.timestamp);
+        // Earlier epochs' entries are done with.
+        slashed.retain(|(_, e)| *e >= epoch);
         if !slashed.insert((sender, epoch)) {
             continue;
         }
@@ -407,10 +409,13 @@ pub async fn run_slasher(
                 tracing::warn!(target: "l2node::karma", %sender, %hash, "double signal: submitted Karma.slash")
             }
             Ok(Err(e)) => {
-                tracing::error!(target: "l2node::karma", %sender, error = %e, "cannot submit Karma.slash")
+                tracing::error!(target: "l2node::karma", %sender, error = %e, "cannot submit Karma.slash");
+                // The sender's next double signal tries again.
+                slashed.remove(&(sender, epoch));
             }
             Err(e) => {
-                tracing::error!(target: "l2node::karma", %sender, error = %e, "slash task failed")
+                tracing::error!(target: "l2node::karma", %sender, error = %e, "slash task failed");
+                slashed.remove(&(sender, epoch));
             }
         }
     }

@@ -390,10 +390,7 @@ impl EthRpc {
         let mut blocks = self.chain.subscribe();
         let hash = self.submit_raw(bytes).await?;
         loop {
-            if let Some(receipt) = EthApiServer::transaction_receipt(self, hash)
-                .await
-                .map_err(|e| RpcError::Refused(e.message().to_owned()))?
-            {
+            if let Some(receipt) = self.receipt_of(hash).await? {
                 return Ok(receipt);
             }
             match tokio::time::timeout_at(deadline, blocks.recv()).await {
@@ -417,6 +414,26 @@ pub(super) async fn blocking<T: Send + 'static>(
 }
 
 impl EthRpc {
+    /// The receipt of the mined transaction `hash`.
+    async fn receipt_of(&self, hash: B256) -> RpcResult<Option<TransactionReceipt>> {
+        let chain = self.chain.clone();
+        self.bounded(move || {
+            let storage = chain.storage();
+            let Some((n, i)) = storage.tx_location(&hash)? else {
+                return Ok(None);
+            };
+            let (block, receipts) = storage
+                .block_with_receipts(n)?
+                .ok_or(RpcError::HeaderNotFound)?;
+            // A reorganisation between the two reads may have moved the transaction.
+            if !convert::holds(&block, i as usize, &hash) {
+                return Ok(None);
+            }
+            Ok(convert::rpc_receipt_at(&block, &receipts, i as usize))
+        })
+        .await
+    }
+
     /// The oracle's tip: from its per-head cache when it has one, else computed as a heavy job.
     pub(super) async fn suggested_tip(&self) -> RpcResult<u128> {
         if let Some(tip) = self.fees.cached_tip() {
@@ -719,24 +736,7 @@ impl EthApiServer for EthRpc {
     }
 
     async fn transaction_receipt(&self, hash: B256) -> JsonRpcResult<Option<TransactionReceipt>> {
-        let chain = self.chain.clone();
-        let receipt = self
-            .bounded(move || {
-                let storage = chain.storage();
-                let Some((n, i)) = storage.tx_location(&hash)? else {
-                    return Ok(None);
-                };
-                let (block, receipts) = storage
-                    .block_with_receipts(n)?
-                    .ok_or(RpcError::HeaderNotFound)?;
-                // A reorganisation between the two reads may have moved the transaction.
-                if !convert::holds(&block, i as usize, &hash) {
-                    return Ok(None);
-                }
-                Ok(convert::rpc_receipt_at(&block, &receipts, i as usize))
-            })
-            .await?;
-        Ok(receipt)
+        Ok(self.receipt_of(hash).await?)
     }
 
     async fn block_receipts(
@@ -895,9 +895,12 @@ impl EthApiServer for EthRpc {
     }
 
     async fn filter_logs(&self, id: U256) -> JsonRpcResult<Vec<Log>> {
-        let filter = self.filters.log_filter(id)?;
-        let logs = self.logs.clone();
-        Ok(self.bounded(move || Ok(logs.get_logs(&filter)?)).await?)
+        // The filter too is read on the pool: an eth_getFilterChanges of the same filter holds
+        // it for its whole search.
+        let (filters, logs) = (self.filters.clone(), self.logs.clone());
+        Ok(self
+            .bounded(move || Ok(logs.get_logs(&filters.log_filter(id)?)?))
+            .await?)
     }
 
     async fn uninstall_filter(&self, id: U256) -> JsonRpcResult<bool> {
