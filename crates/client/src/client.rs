@@ -175,8 +175,14 @@ impl Client {
     /// Signs and sends `call` as an EIP-1559 transaction built from a quote taken right before
     /// signing (`gas = gasLimit`, `maxPriorityFeePerGas = priorityFeePerGas`, `maxFeePerGas =
     /// 2 x base + priority`). A refusal a new quote can fix (nonce taken, underpriced, the free
-    /// quota ran out meanwhile) or a transport failure is retried with a new quote and nonce,
-    /// up to [`SEND_ATTEMPTS`] times. A premium quote is sent like any other: fees never block.
+    /// quota ran out meanwhile) or a transport failure is retried with a new quote, up to
+    /// [`SEND_ATTEMPTS`] times. A premium quote is sent like any other: fees never block.
+    ///
+    /// A transaction is sent at most once: "already known" means the node holds this very
+    /// transaction, which is then the answer; and after a send whose answer was lost (a
+    /// transport failure or a timeout, when the node may have taken it), the retries keep its
+    /// nonce, so that at most one of them can be mined, and one that finds the lost
+    /// transaction at the node answers with it.
     pub async fn send(&self, call: &Call, signer: &PrivateKeySigner) -> Result<Sent, ClientError> {
         if call.from != signer.address() {
             return Err(ClientError::Signing(format!(
@@ -186,14 +192,29 @@ impl Client {
             )));
         }
         let chain_id = self.chain_id().await?;
+        // The nonce and transaction of a send whose answer was lost.
+        let mut lost: Option<(u64, B256, FeeQuote)> = None;
         let mut attempt = 0;
         loop {
             attempt += 1;
+            if let Some((_, hash, quote)) = &lost {
+                if self.known(*hash).await {
+                    return Ok(Sent {
+                        hash: *hash,
+                        quote: quote.clone(),
+                        attempts: attempt - 1,
+                    });
+                }
+            }
             let quote = self.estimate(call).await?;
-            let nonce = self.pending_nonce(call.from).await?;
+            let nonce = match &lost {
+                Some((nonce, ..)) => *nonce,
+                None => self.pending_nonce(call.from).await?,
+            };
             let raw = sign(call, signer, chain_id, nonce, &quote)?;
+            let hash = alloy_primitives::keccak256(&raw);
             let sent = rpc!(self, c => EthApiClient::send_raw_transaction(c, raw).await);
-            match sent.map_err(ClientError::from) {
+            let e = match sent.map_err(ClientError::from) {
                 Ok(hash) => {
                     return Ok(Sent {
                         hash,
@@ -201,16 +222,33 @@ impl Client {
                         attempts: attempt,
                     })
                 }
-                Err(e) if e.is_retryable_send_error() && attempt < SEND_ATTEMPTS => continue,
-                Err(e) if e.is_retryable_send_error() => {
-                    return Err(ClientError::Exhausted {
+                Err(e) if e.is_already_known() => {
+                    return Ok(Sent {
+                        hash,
+                        quote,
                         attempts: attempt,
-                        last: Box::new(e),
                     })
                 }
-                Err(e) => return Err(e),
+                Err(e) => e,
+            };
+            if matches!(e, ClientError::Transport(_) | ClientError::Timeout) && lost.is_none() {
+                lost = Some((nonce, hash, quote));
+            }
+            if !e.is_retryable_send_error() {
+                return Err(e);
+            }
+            if attempt >= SEND_ATTEMPTS {
+                return Err(ClientError::Exhausted {
+                    attempts: attempt,
+                    last: Box::new(e),
+                });
             }
         }
+    }
+
+    /// Whether the node holds transaction `hash` (pooled or mined); `false` when it cannot say.
+    async fn known(&self, hash: B256) -> bool {
+        rpc!(self, c => EthApiClient::transaction_by_hash(c, hash).await).is_ok_and(|t| t.is_some())
     }
 
     /// `eth_blockNumber`.

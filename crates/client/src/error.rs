@@ -60,7 +60,6 @@ impl ClientError {
                 [
                     "nonce too low",
                     "underpriced",
-                    "already known",
                     "free transaction",
                     "no free transactions",
                     "switched off",
@@ -71,6 +70,13 @@ impl ClientError {
             ClientError::Transport(_) | ClientError::Timeout => true,
             _ => false,
         }
+    }
+
+    /// The node refused the transaction because it already holds that very transaction
+    /// (geth's "already known"): it was sent before.
+    pub fn is_already_known(&self) -> bool {
+        matches!(self, ClientError::Rpc { code: -32000, message, .. }
+            if message.to_ascii_lowercase().contains("already known"))
     }
 }
 

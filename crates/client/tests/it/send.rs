@@ -125,10 +125,13 @@ async fn quota_exhaustion_turns_premium_and_a_premium_send_gets_in() {
 }
 
 /// A JSON-RPC proxy in front of the node that refuses the first eth_sendRawTransaction (as a
-/// node would when the nonce was taken meanwhile) and counts l2_estimateGas calls.
+/// node would when the nonce was taken meanwhile; with `deliver`, after passing it on, as a
+/// node does with a transaction it already holds when a client sends it again) and counts
+/// l2_estimateGas calls.
 async fn failing_proxy(
     upstream: &str,
     estimates: Arc<AtomicUsize>,
+    deliver: bool,
 ) -> (String, jsonrpsee::server::ServerHandle) {
     let up = Arc::new(HttpClientBuilder::default().build(upstream).unwrap());
     let sends = Arc::new(AtomicUsize::new(0));
@@ -138,6 +141,7 @@ async fn failing_proxy(
         "l2_estimateGas",
         "l2_getKarmaStatus",
         "eth_getTransactionCount",
+        "eth_getTransactionByHash",
         "eth_sendRawTransaction",
     ] {
         let (up, estimates, sends) = (up.clone(), estimates.clone(), sends.clone());
@@ -148,16 +152,26 @@ async fn failing_proxy(
                     if method == "l2_estimateGas" {
                         estimates.fetch_add(1, Ordering::SeqCst);
                     }
+                    let params: Vec<serde_json::Value> = params.parse().unwrap_or_default();
                     if method == "eth_sendRawTransaction"
                         && sends.fetch_add(1, Ordering::SeqCst) == 0
                     {
+                        if deliver {
+                            up.request::<serde_json::Value, _>(method, params)
+                                .await
+                                .unwrap();
+                            return Err(ErrorObjectOwned::owned(
+                                -32000,
+                                "already known",
+                                None::<()>,
+                            ));
+                        }
                         return Err(ErrorObjectOwned::owned(
                             -32000,
                             "nonce too low: next nonce 1, tx nonce 0",
                             None::<()>,
                         ));
                     }
-                    let params: Vec<serde_json::Value> = params.parse().unwrap_or_default();
                     up.request::<serde_json::Value, _>(method, params)
                         .await
                         .map_err(|e| ErrorObjectOwned::owned(-32000, e.to_string(), None::<()>))
@@ -174,7 +188,7 @@ async fn failing_proxy(
 async fn retry_after_a_refused_send_re_estimates() {
     let node = node().await;
     let estimates = Arc::new(AtomicUsize::new(0));
-    let (url, _proxy) = failing_proxy(&node.url, estimates.clone()).await;
+    let (url, _proxy) = failing_proxy(&node.url, estimates.clone(), false).await;
     let client = Client::connect(&url).await.unwrap();
     let key = account(1);
     let sent = client
@@ -188,6 +202,30 @@ async fn retry_after_a_refused_send_re_estimates() {
         "the retry signed a fresh estimate"
     );
     mined(&Client::connect(&node.url).await.unwrap(), sent.hash).await;
+}
+
+/// "already known" is the node holding this very transaction: the send is done, and no second
+/// transaction (with the next nonce) moves the value again.
+#[tokio::test(flavor = "multi_thread")]
+async fn already_known_is_the_transaction_sent_not_a_reason_to_send_another() {
+    let node = node().await;
+    let estimates = Arc::new(AtomicUsize::new(0));
+    let (url, _proxy) = failing_proxy(&node.url, estimates.clone(), true).await;
+    let client = Client::connect(&url).await.unwrap();
+    let key = account(3);
+    let sent = client
+        .send(&Call::new(key.address(), Address::repeat_byte(0x34)), &key)
+        .await
+        .unwrap();
+    assert_eq!(sent.attempts, 1);
+    assert_eq!(estimates.load(Ordering::SeqCst), 1);
+    let direct = Client::connect(&node.url).await.unwrap();
+    mined(&direct, sent.hash).await;
+    assert_eq!(
+        direct.pending_nonce(key.address()).await.unwrap(),
+        1,
+        "one transaction"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
