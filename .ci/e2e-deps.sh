@@ -7,6 +7,7 @@
 #  - nginx (Debian package) for the scale-out recipe (e2e/scaleout)
 #  - etcd (Debian's etcd-server) for the sequencer group's tests (crates/group, e2e/ha)
 #  - wrk (Debian package) for e2e/bench
+#  - jq and curl (Debian packages) for the scripts of e2e/ha, e2e/scaleout and e2e/bench
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 E2E="$ROOT/e2e"
@@ -30,6 +31,15 @@ if [ ! -f "$E2E/.venv/.e2e-req-sum" ] || [ "$(cat "$E2E/.venv/.e2e-req-sum")" !=
   echo "$REQ_SUM" > "$E2E/.venv/.e2e-req-sum"
 fi
 "$E2E/.venv/bin/python" -c 'import web3, eth_account; print("web3", web3.__version__)'
+
+# jq and curl: the HA, scale-out and bench scripts read JSON-RPC answers with them
+for tool in jq curl; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$tool"
+  fi
+done
 
 # chromium for the browser suite (playwright-core drives it; skip with E2E_SKIP_CHROMIUM=1)
 if [ "${E2E_SKIP_CHROMIUM:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1; then

@@ -1,4 +1,4 @@
-//! `l2node health`: the three health checks of the interface document against each node
+//! `l2node health`: the network's three health checks of a node, against each node
 //! (block number within `--max-lag` of a reference, `eth_syncing` false, peers > 0), as a table
 //! or JSON. Exit 0 when every reachable node is healthy, 1 when one is not, 2 when none answers.
 

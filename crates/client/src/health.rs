@@ -1,4 +1,4 @@
-//! The three health checks of a node (the interface document): its block number is within
+//! The network's three health checks of a node: its block number is within
 //! `max_lag` blocks of a trusted reference, `eth_syncing` is `false`, and it has peers.
 
 use crate::{Client, ClientError};

@@ -1,4 +1,4 @@
-//! l2node client library: the client rules of the network's interface document, ready-made.
+//! l2node client library: the client rules of the network's node interface, ready-made.
 //!
 //! - [`Client::estimate`] always sends `from` (a [`Call`] cannot be built without it) and returns
 //!   a [`FeeQuote`]: the fields of `l2_estimateGas`, `maxFeePerGas = 2 x base + priority`

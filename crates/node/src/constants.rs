@@ -192,9 +192,9 @@ pub const DEFAULT_RPC_WS_ADDR: std::net::SocketAddr = std::net::SocketAddr::V4(
     std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, DEFAULT_RPC_WS_PORT),
 );
 
-/// Most requests in one JSON-RPC batch (`--rpc-http-max-batch-size`): the interface document's
-/// value, Besu's default. 1, 0 and negative values mean unlimited (the document spells unlimited
-/// 1, Besu spells it -1).
+/// Most requests in one JSON-RPC batch (`--rpc-http-max-batch-size`): the network's value, Besu's
+/// default. 1, 0 and negative values mean unlimited (the network's node interface spells
+/// unlimited 1, Besu spells it -1).
 pub const DEFAULT_RPC_MAX_BATCH_SIZE: i64 = 1024;
 
 /// Largest request body in bytes (`--rpc-http-max-request-content-length`): 5 MiB, the interface
@@ -364,13 +364,13 @@ pub const MAX_BLOCK_GAS_LIMIT: u64 = i64::MAX as u64;
 /// chain: enough to see what changed, short enough for one error line when a whole alloc differs.
 pub const MAX_GENESIS_DIFFERENCES_REPORTED: usize = 5;
 
-/// Karma epoch (quota window) length: one UTC day, DESIGN section 3.
+/// Karma epoch (quota window) length: one UTC day (the network's Karma rules; README, "Karma").
 pub const KARMA_DEFAULT_EPOCH_LENGTH: u64 = 86_400;
 /// Gas per quota unit: a plain transfer to a mid-size contract call costs one unit.
 pub const KARMA_DEFAULT_QUOTA_UNIT_GAS: u64 = 100_000;
-/// Effective gas price from which a transaction is premium: 12 gwei, DESIGN section 3.
+/// Effective gas price from which a transaction is premium: 12 gwei (the network's Karma rules).
 pub const KARMA_DEFAULT_PREMIUM_THRESHOLD_WEI: u64 = 12_000_000_000;
-/// Default inputs of the premium fee formula (DESIGN section 4), Linea-like magnitudes: an
+/// Default inputs of the premium fee formula (`fees::pricing`), Linea-like magnitudes: an
 /// L2 gas price of 0.1 gwei, an L1/L2 price ratio of 15, 1.2M L1 gas to verify a batch of
 /// 90,000 compressed bytes, a fixed 0.03 gwei per gas and a 20% margin. With them a plain
 /// transfer's standard fee stays below the premium threshold, so premium costs the threshold.

@@ -1,6 +1,6 @@
 //! JSON-level RPC middleware: batch limit, response-size errors and subscriptions over HTTP.
 //!
-//! jsonrpsee 0.26 gets these subtly different from geth and the interface document, so this
+//! jsonrpsee 0.26 gets these subtly different from geth and the network's node interface, so this
 //! layer wraps the service that calls the methods (`dispatch`'s `ModuleService`) and answers them
 //! itself:
 //! - a batch over the limit gets ONE `-32005` error object (jsonrpsee: `-32010`); jsonrpsee's own

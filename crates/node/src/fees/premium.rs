@@ -1,4 +1,4 @@
-//! The premium fee of `l2_estimateGas` (DESIGN section 4): the standard fee of the
+//! The premium fee of `l2_estimateGas` (the formula: `fees::pricing`): the standard fee of the
 //! transaction's compressed size at the head's published pricing inputs, and never below the
 //! premium threshold.
 

@@ -1,4 +1,4 @@
-//! The premium fee formula (DESIGN section 4, modelled on Linea's `linea_estimateGas`): pure
+//! The premium fee formula (modelled on Linea's `linea_estimateGas`): pure
 //! functions from the sequencer's pricing inputs and a transaction's compressed size to the
 //! priority fee a sender over its quota pays.
 //!

@@ -39,7 +39,7 @@ pub struct KarmaConfig {
     pub fees: FeeParams,
 }
 
-/// The inputs of DESIGN section 4's fee formula, as the sequencer publishes them.
+/// The inputs of the premium fee formula (`fees::pricing`), as the sequencer publishes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeeParams {
@@ -87,7 +87,7 @@ fn default_threshold() -> U256 {
 /// One KARMA in wei (18 decimals).
 pub const ONE_KARMA: U256 = U256::from_limbs([1_000_000_000_000_000_000, 0, 0, 0]);
 
-/// The network's default tier table (DESIGN section 3): contiguous, inclusive bounds, `entry`
+/// The network's default tier table (README, "Karma"): contiguous, inclusive bounds, `entry`
 /// is exactly 1 KARMA.
 pub fn default_tier_table() -> Vec<KarmaTier> {
     // (name, lower bound in whole KARMA, quota); each tier ends 1 wei below the next one's

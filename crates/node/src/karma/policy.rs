@@ -1,4 +1,4 @@
-//! The Karma rules as pure functions (DESIGN section 3): epochs, tiers, quota units, the
+//! The Karma rules as pure functions (README, "Karma"): epochs, tiers, quota units, the
 //! gasless/premium split, and what a transaction does to its sender's ledger entry. The ledger
 //! (chain data) and admission (pool, block building, estimates) both go through [`admit`] and
 //! [`record`], so what is admitted is exactly what the ledger will count.

@@ -252,7 +252,7 @@ impl Pool {
         added
     }
 
-    /// Applies the Karma policy to admission (DESIGN section 3).
+    /// Applies the Karma policy to admission (README, "Karma").
     pub fn with_karma(mut self, karma: Arc<Karma>) -> Self {
         self.karma = Some(karma);
         self
