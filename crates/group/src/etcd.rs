@@ -199,6 +199,16 @@ impl Etcd {
                     continue;
                 }
             };
+            // An endpoint that cannot serve (a member cut off from the quorum answers "no
+            // leader" as 503; a proxy before a dead one, 502) did not apply the request: the
+            // next one may. Other errors are answers.
+            if matches!(status.as_u16(), 502 | 503) {
+                last = format!(
+                    "{url}: HTTP {status}: {}",
+                    String::from_utf8_lossy(&bytes).trim()
+                );
+                continue;
+            }
             self.current.store(index, Ordering::Relaxed);
             if !status.is_success() {
                 let e: ErrorResponse =
@@ -359,5 +369,41 @@ mod tests {
         let k: KeepAliveResponse =
             serde_json::from_str(r#"{"result":{"header":{},"ID":"5"}}"#).unwrap();
         assert_eq!(k.result.ttl, 0);
+    }
+
+    /// An HTTP endpoint on loopback that answers every request with `status` and `body`.
+    async fn canned(status: &'static str, body: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn an_endpoint_that_cannot_serve_passes_the_request_to_the_next() {
+        let cut_off = canned(
+            "503 Service Unavailable",
+            r#"{"error":"etcdserver: no leader","code":14,"message":"etcdserver: no leader"}"#,
+        )
+        .await;
+        let healthy = canned("200 OK", r#"{"header":{},"ID":"77","TTL":"2"}"#).await;
+        let etcd = Etcd::new(vec![cut_off, healthy], Duration::from_secs(5)).unwrap();
+        assert_eq!(etcd.grant(2).await.unwrap(), 77);
+        assert_eq!(
+            etcd.current.load(Ordering::Relaxed),
+            1,
+            "the healthy one is asked first now"
+        );
     }
 }

@@ -51,6 +51,13 @@ pub const DEFAULT_SEQUENCER_GROUP_LEASE_SECS: u64 = 2;
 
 /// Default block period of a sequencer, seconds (the network's 2 s cadence).
 pub const DEFAULT_BLOCK_TIME_SECS: u64 = 2;
+/// Longest `--block-time`: a day. Longer periods make no sense for a sequencer, and a period
+/// near `u64::MAX` seconds overflows the miner's timer.
+pub const MAX_BLOCK_TIME_SECS: u64 = 86_400;
+/// Longest `--sequencer-group-lease`: an hour. A leader's lease is how long blocks pause when
+/// its machine is lost, so seconds are what a group wants; huge values overflow the renewal
+/// timer.
+pub const MAX_SEQUENCER_GROUP_LEASE_SECS: u64 = 3_600;
 /// Concurrent EVM jobs for RPC (call, estimate) when the core count is unknown.
 pub const RPC_EVM_CONCURRENCY: usize = 2;
 

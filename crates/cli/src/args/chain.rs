@@ -37,7 +37,8 @@ option_group! {
     /// Block production (a sequencer's; `devnet` applies it to its sequencer).
     #[command(next_help_heading = "Block production")]
     pub(crate) struct MinerArgs {
-        /// Seconds between blocks; 0 mines a block as soon as transactions arrive.
+        /// Seconds between blocks (at most 86400); 0 mines a block as soon as transactions
+        /// arrive.
         #[arg(long, value_name = "SECS", default_value_t = c::DEFAULT_BLOCK_TIME_SECS)]
         pub block_time: u64,
         /// Seal blocks even when there is no transaction.
@@ -56,7 +57,8 @@ option_group! {
         #[arg(long, value_name = "NAME")]
         pub sequencer_group_name: Option<String>,
         /// Seconds a sequencer group's leader keeps its leadership without renewing it: about
-        /// how long blocks pause when the leader's machine is lost (etcd's minimum applies).
+        /// how long blocks pause when the leader's machine is lost (etcd's minimum applies; at
+        /// most 3600).
         #[arg(long, value_name = "SECS", default_value_t = c::DEFAULT_SEQUENCER_GROUP_LEASE_SECS)]
         pub sequencer_group_lease: u64,
     }
@@ -64,8 +66,14 @@ option_group! {
 
 impl MinerArgs {
     /// The block period.
-    pub(crate) fn block_period(&self) -> Duration {
-        Duration::from_secs(self.block_time)
+    pub(crate) fn block_period(&self) -> anyhow::Result<Duration> {
+        anyhow::ensure!(
+            self.block_time <= c::MAX_BLOCK_TIME_SECS,
+            "block-time: {} s is longer than a sequencer's period can be; give at most {} (a day)",
+            self.block_time,
+            c::MAX_BLOCK_TIME_SECS
+        );
+        Ok(Duration::from_secs(self.block_time))
     }
 
     /// The sequencer group to join, if any; `p2p_port` names the member by default.
@@ -81,8 +89,10 @@ impl MinerArgs {
             );
         }
         anyhow::ensure!(
-            self.sequencer_group_lease >= 1,
-            "sequencer-group-lease: give at least 1 second"
+            (1..=c::MAX_SEQUENCER_GROUP_LEASE_SECS).contains(&self.sequencer_group_lease),
+            "sequencer-group-lease: give 1 to {} seconds (blocks pause about this long when the \
+             leader's machine is lost)",
+            c::MAX_SEQUENCER_GROUP_LEASE_SECS
         );
         let name = match &self.sequencer_group_name {
             Some(n) if n.is_empty() || n.contains('/') => anyhow::bail!(

@@ -88,7 +88,7 @@ impl NodeArgs {
             db_cache_bytes: self.storage.db_cache_size,
             history_window: self.storage.window()?,
             group: self.miner.group(self.p2p.p2p_port)?,
-            block_time: self.miner.block_period(),
+            block_time: self.miner.block_period()?,
             create_empty_blocks: self.miner.create_empty_blocks,
             rpc_server: self.rpc.server_config_for(role.dev)?,
             rpc: RpcConfig {
@@ -252,6 +252,11 @@ impl DevnetArgs {
             self.node.p2p.p2p_enabled,
             "devnet's follower syncs from its sequencer over peer-to-peer: p2p-enabled cannot be \
              false"
+        );
+        anyhow::ensure!(
+            self.node.miner.sequencer_group.is_empty(),
+            "sequencer-group: devnet runs one sequencer and one follower; start the group's \
+             members with `l2node run` (docs/high-availability.md)"
         );
         let spec = ChainSpec::from_genesis(dev::dev_genesis(self.node.miner.block_time))?;
         Ok(Role {

@@ -502,6 +502,45 @@ fn devnet_refuses_p2p_disabled_and_a_last_port() {
     assert!(d
         .follower(&"/ip4/127.0.0.1/tcp/1".parse().unwrap())
         .is_err());
+    let d = devnet(Cli::parse_from([
+        "l2node",
+        "devnet",
+        "--sequencer-group",
+        "http://127.0.0.1:2379",
+    ]));
+    let e = d.sequencer().unwrap_err().to_string();
+    assert!(e.contains("l2node run"), "{e}");
+}
+
+#[test]
+fn a_block_time_or_group_lease_beyond_its_bound_is_refused_with_the_bound() {
+    let e = run(Cli::parse_from([
+        "l2node",
+        "run",
+        "--dev",
+        "--block-time",
+        "86401",
+    ]))
+    .into_config()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("block-time") && e.contains("86400"), "{e}");
+    let e = run(Cli::parse_from([
+        "l2node",
+        "run",
+        "--dev",
+        "--sequencer-group",
+        "http://127.0.0.1:2379",
+        "--sequencer-group-lease",
+        "18446744073709551615",
+    ]))
+    .into_config()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("sequencer-group-lease") && e.contains("3600"),
+        "{e}"
+    );
 }
 
 // --- kept from the former args.rs ---------------------------------------------------------------
