@@ -124,8 +124,10 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether the node runs the dev chain (`--dev`: it holds the dev accounts' keys); a genesis
+/// that only reuses the dev chain id is not one.
 fn args_is_dev(cfg: &l2node_launch::NodeConfig) -> bool {
-    cfg.spec.chain_id == l2node_node::constants::DEV_CHAIN_ID
+    !cfg.rpc.unlocked.is_empty()
 }
 
 fn print_dev_banner(cfg: &l2node_launch::NodeConfig) {
