@@ -149,18 +149,25 @@ pub(crate) async fn run(args: HealthArgs) -> ExitCode {
 }
 
 /// Without `--reference`, the node among `targets` that seals blocks (it answers
-/// `eth_coinbase`): on a devnet the followers are checked against their sequencer.
+/// `eth_coinbase`): on a devnet the followers are checked against their sequencer. In a
+/// sequencer group every member holds the key, and the leader is the one at the highest block
+/// (its standbys follow it).
 async fn sequencer_among(targets: &[String]) -> Option<String> {
+    let mut best: Option<(u64, &String)> = None;
     for url in targets {
-        let sealer = tokio::time::timeout(CHECK_TIMEOUT, async {
-            Client::connect(url).await.ok()?.sealer().await
+        let head = tokio::time::timeout(CHECK_TIMEOUT, async {
+            let client = Client::connect(url).await.ok()?;
+            client.sealer().await?;
+            client.block_number().await.ok()
         })
         .await;
-        if matches!(sealer, Ok(Some(_))) {
-            return Some(url.clone());
+        if let Ok(Some(head)) = head {
+            if best.is_none_or(|(b, _)| head > b) {
+                best = Some((head, url));
+            }
         }
     }
-    None
+    best.map(|(_, url)| url.clone())
 }
 
 /// The reference the block numbers were compared with.

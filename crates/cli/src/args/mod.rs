@@ -294,7 +294,8 @@ pub(crate) struct HealthArgs {
     #[arg(long, value_name = "URL", value_delimiter = ',')]
     pub rpc: Vec<String>,
     /// A trusted node to compare block numbers with. Default: the node among those checked that
-    /// seals blocks (it answers eth_coinbase: the sequencer), else each node's own number (then
+    /// seals blocks (it answers eth_coinbase: the sequencer; in a group, the member at the
+    /// highest block), else each node's own number (then
     /// the block-number check only proves the node answers).
     #[arg(long, value_name = "URL")]
     pub reference: Option<String>,
