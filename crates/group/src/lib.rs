@@ -203,7 +203,7 @@ impl Member {
         let mut members_at = Instant::now() - MEMBER_REFRESH;
         loop {
             if let Err(e) = self.turn(&mut members_at).await {
-                tracing::warn!(target: "l2node::group", error = %e, "sequencer group");
+                tracing::warn!(target: "l2node::group", error = %e, "sequencer group: an etcd request failed; trying again next turn (check that --sequencer-group names reachable etcd members)");
             }
             tokio::time::sleep(tick).await;
         }
@@ -219,7 +219,7 @@ impl Member {
         match term {
             Some(term) if paused || resign => self.resign(term).await?,
             Some(term) if self.state.lock().catch_up => {
-                if let Err(why) = self.catch_up().await {
+                if let Err(why) = self.catch_up(session.lease).await {
                     tracing::warn!(target: "l2node::group", term, reason = %why, "cannot continue the group's log: giving up the leadership");
                     self.resign(term).await?;
                 }
@@ -301,7 +301,7 @@ impl Member {
             return Ok(());
         }
         let term = r.header.revision;
-        if let Err(why) = self.catch_up().await {
+        if let Err(why) = self.catch_up(session.lease).await {
             tracing::warn!(target: "l2node::group", term, reason = %why, "took the leadership but cannot continue the chain: giving it up");
             self.state.lock().term = Some(term);
             self.resign(term).await?;
@@ -326,10 +326,19 @@ impl Member {
     }
 
     /// Imports the log's blocks past the head (blocks a former leader published that gossip
-    /// has not brought yet).
-    async fn catch_up(&self) -> Result<(), String> {
+    /// has not brought yet), renewing `lease` (the one the leadership was taken with) as it
+    /// goes: a long catch-up must not outlive it.
+    async fn catch_up(&self, lease: i64) -> Result<(), String> {
         let end = prefix_end(&self.keys.blocks);
+        let renew = || async {
+            match self.session().await {
+                Ok(s) if s.lease == lease => Ok(()),
+                Ok(_) => Err("its lease expired while it caught up".to_owned()),
+                Err(e) => Err(format!("its lease could not be renewed: {e}")),
+            }
+        };
         loop {
+            renew().await?;
             let next = self.chain.head().header.number + 1;
             let kvs = self
                 .etcd
@@ -354,6 +363,8 @@ impl Member {
                     .await
                     .map_err(|e| e.to_string())?
                     .map_err(|e| format!("block {number} of the group's log: {e}"))?;
+                // Only asks etcd once a third of the lease has passed.
+                renew().await?;
             }
         }
     }
