@@ -424,17 +424,23 @@ fn before_snapshot(snap: &snapshot::Snapshot, block: u64) -> Result<(), StorageE
 #[cfg(test)]
 mod tests;
 
-/// [`Storage::block`] in `snap`.
-fn block_in(snap: &snapshot::Snapshot, number: u64) -> Result<Option<StoredBlock>, StorageError> {
-    let Some((header, hash)) = snap
-        .table(&snap.headers)?
+/// Canonical block `number`'s header and hash in `snap`.
+fn header_in(
+    snap: &snapshot::Snapshot,
+    number: u64,
+) -> Result<Option<(Header, B256)>, StorageError> {
+    snap.table(&snap.headers)?
         .get(number)?
         .map(|v| {
             let (hash, rlp) = codec::header_parts(v.value());
             codec::decode_rlp::<Header>("headers", rlp).map(|h| (h, hash))
         })
-        .transpose()?
-    else {
+        .transpose()
+}
+
+/// [`Storage::block`] in `snap`.
+fn block_in(snap: &snapshot::Snapshot, number: u64) -> Result<Option<StoredBlock>, StorageError> {
+    let Some((header, hash)) = header_in(snap, number)? else {
         return Ok(None);
     };
     let body: BlockBody<TxEnvelope> = match snap.table(&snap.bodies)?.get(number)? {

@@ -140,14 +140,7 @@ impl Storage {
         }
         accounts.extend(touched.keys().map(|a| (keccak256(a), *a)));
         accounts.sort_unstable();
-        let (hash, header) = snap
-            .table(&snap.headers)?
-            .get(number)?
-            .map(|v| {
-                let (hash, rlp) = codec::header_parts(v.value());
-                codec::decode_rlp::<Header>("headers", rlp).map(|h| (hash, h))
-            })
-            .transpose()?
+        let (header, hash) = super::header_in(&snap, number)?
             .ok_or_else(|| codec::corrupt("headers", format!("block {number} is missing")))?;
         let paths = trie::snap::plan_chunks(header.state_root, &top)
             .map_err(|e| codec::corrupt("trie_nodes", e))?
