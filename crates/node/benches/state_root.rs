@@ -1,10 +1,13 @@
 //! `apply_changes` for one block touching 1,000 accounts on top of redb-backed tries holding
 //! 10k, 100k and 1M accounts: the time should stay flat as the state grows. Three ways: on every
 //! core as the node did before its write-back buffer, on one thread, and through the write-back
-//! buffer as the node does now (the flush of every `DEFAULT_TRIE_BUFFER_BLOCKS`th block included).
+//! buffer and its node cache as the node does now (the write-out of every
+//! `DEFAULT_TRIE_BUFFER_BLOCKS`th block included), with the node's default split of its database
+//! cache between redb's pages and the trie's nodes.
 //!
-//! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`. Each measured redb block runs in
-//! its own write transaction which is aborted afterwards, so the base state never changes. A second
+//! Sizes can be overridden with `TRIE_BENCH_SIZES=10000,100000`, and `TRIE_BENCH_DIR` keeps the
+//! base states for later runs. Each block of the first two ways runs in its own write transaction
+//! which is aborted afterwards; the write-back way commits its write-outs. A second
 //! group runs the same sweep on a `MemoryTrieStore` (blocks there only update existing accounts so
 //! the state does not grow) to separate the trie's own cost from redb's per-operation cost, and
 //! the number of store reads/writes per block is printed for every size.
@@ -12,13 +15,16 @@
 use std::{
     cell::Cell,
     hint::black_box,
+    sync::atomic::{AtomicUsize, Ordering},
     time::{Duration, Instant},
 };
 
 use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::KECCAK_EMPTY;
 use criterion::{BenchmarkId, Criterion};
-use l2node_storage::{tables::TRIE_NODES, DEFAULT_TRIE_BUFFER_BLOCKS};
+use l2node_storage::{
+    tables::TRIE_NODES, trie_cache_bytes, DEFAULT_DB_CACHE_BYTES, DEFAULT_TRIE_BUFFER_BLOCKS,
+};
 use l2node_trie::buffer::WriteBack;
 use l2node_trie::state::{AccountChange, AccountState};
 use l2node_trie::TrieError;
@@ -125,6 +131,19 @@ impl<S: TrieStore> TrieStore for Counting<'_, S> {
     }
 }
 
+/// Counts the reads that reach the store, from any thread.
+struct ReadCount<S> {
+    table: S,
+    reads: AtomicUsize,
+}
+
+impl<S: TrieStore> TrieStore for ReadCount<S> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.table.get(key)
+    }
+}
+
 /// Print how many store operations one block costs (outside of any measurement).
 fn report_ops<S: TrieStore>(store: &mut S, changes: &[AccountChange], label: &str) {
     let mut counting = Counting {
@@ -172,22 +191,43 @@ fn sizes() -> Vec<u64> {
 }
 
 fn apply_block_redb(c: &mut Criterion) {
+    // The node's split of its default `--db-cache-size` (`TRIE_BENCH_TRIE_CACHE` overrides the
+    // node cache's share, 0 turns it off).
+    let trie_cache = std::env::var("TRIE_BENCH_TRIE_CACHE")
+        .ok()
+        .map_or(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), |v| {
+            v.parse().expect("TRIE_BENCH_TRIE_CACHE in bytes")
+        });
+    let db_cache = DEFAULT_DB_CACHE_BYTES - trie_cache_bytes(DEFAULT_DB_CACHE_BYTES);
     let mut group = c.benchmark_group("apply_changes_1000_accounts_redb");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(5));
     for accounts in sizes() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::create(dir.path().join("trie.redb")).unwrap();
+        // `TRIE_BENCH_DIR` keeps each size's base state there for the next run (building ten
+        // million accounts takes minutes); by default it is built in a temporary directory.
+        let temp = tempfile::tempdir().unwrap();
+        let kept = std::env::var_os("TRIE_BENCH_DIR").map(std::path::PathBuf::from);
+        let file = kept
+            .as_deref()
+            .unwrap_or(temp.path())
+            .join(format!("trie-{accounts}.redb"));
+        let reuse = kept.is_some() && file.exists();
+        let db = Database::builder()
+            .set_cache_size(db_cache)
+            .create(&file)
+            .unwrap();
         let started = Instant::now();
-        build_base(&db, accounts);
+        if !reuse {
+            build_base(&db, accounts);
+        }
         let root = {
             let tx = db.begin_write().unwrap();
             let table = tx.open_table(TRIE_NODES).unwrap();
             state_root(&table).unwrap()
         };
         eprintln!(
-            "base state of {accounts} accounts built in {:?} (root {root})",
+            "base state of {accounts} accounts ready in {:?} (root {root})",
             started.elapsed()
         );
         let mut rng = StdRng::seed_from_u64(accounts);
@@ -229,10 +269,15 @@ fn apply_block_redb(c: &mut Criterion) {
                 })
             });
         }
-        // The node's path now: the update reads through the write-back buffer and leaves its
-        // writes there; every `DEFAULT_TRIE_BUFFER_BLOCKS`th block writes the buffer out, and
-        // its time is counted in.
-        let mut buffer = WriteBack::default();
+        // The node's path now: the update reads through the write-back buffer and its node
+        // cache and leaves its writes there; every `DEFAULT_TRIE_BUFFER_BLOCKS`th block writes
+        // the buffer out and commits it (its time counted in; the base grows by those blocks'
+        // new accounts), followed by a durable commit as the node's next block makes.
+        let mut buffer = WriteBack::with_node_cache(trie_cache);
+        let mut base = ReadCount {
+            table: base,
+            reads: AtomicUsize::new(0),
+        };
         let (mut updating, mut flushing, mut blocks, mut flushes) =
             (Duration::ZERO, Duration::ZERO, 0u32, 0u32);
         let mut buffered_bytes = 0;
@@ -255,29 +300,32 @@ fn apply_block_redb(c: &mut Criterion) {
                         total += started.elapsed();
                         continue;
                     }
-                    // Written out and aborted, so the base stays the same.
-                    let tx = db.begin_write().unwrap();
-                    {
-                        let mut table = tx.open_table(TRIE_NODES).unwrap();
-                        let started = Instant::now();
-                        buffer.flush(Some(&writes), &mut table).unwrap();
-                        let flushed = started.elapsed();
-                        flushing += flushed;
-                        total += flushed;
-                        flushes += 1;
-                    }
-                    tx.abort().unwrap();
-                    buffer.clear();
+                    let started = Instant::now();
+                    let mut tx = db.begin_write().unwrap();
+                    tx.set_durability(Durability::None).unwrap();
+                    buffer
+                        .flush(Some(&writes), &mut tx.open_table(TRIE_NODES).unwrap())
+                        .unwrap();
+                    tx.commit().unwrap();
+                    buffer.flushed(Some(writes));
+                    let flushed = started.elapsed();
+                    flushing += flushed;
+                    total += flushed;
+                    flushes += 1;
+                    db.begin_write().unwrap().commit().unwrap();
+                    base.table = db.begin_read().unwrap().open_table(TRIE_NODES).unwrap();
                 }
                 total
             })
         });
         if flushes > 0 {
             eprintln!(
-                "write-back {accounts}: update {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most",
+                "write-back {accounts}: update {:?} a block ({} store reads), a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most, node cache of {} MiB",
                 updating / blocks,
+                base.reads.load(Ordering::Relaxed) / blocks as usize,
                 flushing / flushes,
-                buffered_bytes / 1024
+                buffered_bytes / 1024,
+                trie_cache >> 20
             );
         }
     }

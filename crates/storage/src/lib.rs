@@ -28,9 +28,23 @@ use redb::ReadableTable;
 pub use karma::{LedgerAt, LedgerRecord};
 use tables::*;
 
-/// redb page cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
-/// machine without starving the OS page cache (`--db-cache-size` changes it).
+/// Database cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
+/// machine without starving the OS page cache (`--db-cache-size` changes it). redb's page cache
+/// takes most of it, the trie's clean node cache the rest ([`trie_cache_bytes`]).
 pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Most of the database cache the trie's node cache takes: the account trie's four levels below
+/// the root, 69,905 nodes at most whatever the state's size, each a branch of up to 532 bytes
+/// with its key and the map's slot.
+const TRIE_CACHE_MAX_BYTES: usize = 48 * 1024 * 1024;
+
+/// The part of the database cache that keeps the account trie's upper nodes
+/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages: a quarter, and
+/// at most what those levels take (48 MiB of the default 256). A block reads about a thousand of
+/// them at random, and redb would keep a 4 KiB page for each.
+pub fn trie_cache_bytes(db_cache_bytes: usize) -> usize {
+    (db_cache_bytes / 4).min(TRIE_CACHE_MAX_BYTES)
+}
 
 /// Default `--rpc-eth-proof-window`: the tries of the last 128 blocks can be read (proofs,
 /// simulations), as geth's path-based state serves its 128 recent layers. Reading block
@@ -178,8 +192,9 @@ impl Storage {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
+        let trie_cache = trie_cache_bytes(cache_bytes);
         let db = redb::Database::builder()
-            .set_cache_size(cache_bytes)
+            .set_cache_size(cache_bytes - trie_cache)
             // After an unclean shutdown redb checks and repairs the file before opening it,
             // which takes a while on a large database: say so, so the node does not look hung.
             .set_repair_callback(|session| {
@@ -192,7 +207,7 @@ impl Storage {
             .create(path)?;
         let storage = Self {
             db: Arc::new(db),
-            snapshots: Default::default(),
+            snapshots: Arc::new(snapshot::Snapshots::new(trie_cache)),
             history_window: None,
             proof_window: DEFAULT_PROOF_WINDOW,
             trie_buffer: (DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES),

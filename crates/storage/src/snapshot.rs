@@ -146,7 +146,6 @@ const CODE_CACHE_ENTRIES: usize = 4096;
 
 /// The current snapshot, the trie's write-back buffer and the decoded-code cache, shared by
 /// every clone of `Storage`.
-#[derive(Default)]
 pub(crate) struct Snapshots {
     current: RwLock<Option<Arc<Snapshot>>>,
     /// Locked by the writer from before its commit until its snapshot is taken, and by a reader
@@ -157,6 +156,15 @@ pub(crate) struct Snapshots {
 }
 
 impl Snapshots {
+    /// No snapshot yet, an empty trie buffer whose node cache may take `trie_cache` bytes.
+    pub(crate) fn new(trie_cache: usize) -> Self {
+        Self {
+            current: RwLock::default(),
+            trie: Mutex::new(WriteBack::with_node_cache(trie_cache)),
+            code: Mutex::default(),
+        }
+    }
+
     /// The snapshot of the latest commit (taken now if there is none yet).
     pub(crate) fn get(&self, db: &redb::Database) -> Result<Arc<Snapshot>, StorageError> {
         if let Some(s) = self.current.read().as_ref() {

@@ -140,7 +140,7 @@ impl Storage {
         }
         tx.commit().map_err(StorageError::from)?;
         if overdue {
-            trie.clear();
+            trie.flushed(Some(trie_writes));
         } else {
             trie.push(trie_writes);
         }
@@ -198,7 +198,7 @@ impl Storage {
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;
-        trie.clear();
+        trie.flushed(None);
         self.snapshots.refresh(&self.db, &trie);
         Ok(true)
     }
@@ -227,7 +227,7 @@ impl Storage {
         let changes = super::proof::changes_to(&state, touched)?;
         let expected = self.header(head)?.map(|h| h.state_root);
         let tx = self.db.begin_write()?;
-        let trie = self.snapshots.trie();
+        let mut trie = self.snapshots.trie();
         let (root, writes) = trie.apply(snap.table(&snap.trie_nodes)?, &changes)?;
         if Some(root) != expected {
             return Err(codec::corrupt(
@@ -241,6 +241,7 @@ impl Storage {
         trie.flush(Some(&writes), &mut tx.open_table(TRIE_NODES)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;
+        trie.flushed(Some(writes));
         self.snapshots.refresh(&self.db, &trie);
         tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie nodes of the last blocks from their change sets");
         Ok(())

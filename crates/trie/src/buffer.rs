@@ -12,8 +12,16 @@
 //! of the latest value of each key, and readers' ([`Layers`]), through the immutable writes of
 //! each block up to the one they read, so that a reader keeps its block while later ones are
 //! buffered.
+//!
+//! The writer also keeps the upper levels of the account trie as stored (a clean node cache, as
+//! geth's path database keeps clean nodes ahead of its disk): every block reads a thousand of
+//! them at random, each a B-tree lookup whose page is rarely in the store's own cache once the
+//! trie outgrows it. The cache holds only values the store holds: it is filled from the
+//! writer's reads of the store and from write-outs once they are committed
+//! ([`WriteBack::flushed`]), and dropped with everything else when the store changes behind the
+//! buffer ([`WriteBack::clear`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use alloy_primitives::{
     map::{HashMap, HashSet},
@@ -73,7 +81,60 @@ impl TrieStore for LayeredTrie<'_> {
     }
 }
 
-/// The buffer: each block's writes for readers, and their merge for the block writer.
+/// Deepest account-trie nodes the clean cache keeps: the four levels below the root, 69,905
+/// positions whatever the state's size (about 45 MiB of branches once all are filled). A block
+/// of a thousand accounts reads about a thousand nodes at the fourth level, and as many at each
+/// level below, where a level takes sixteen times the memory of the one above (the fifth: 500
+/// MiB at ten million accounts), so the cache stops here and fills with the levels every block
+/// reads rather than with deeper nodes that come first.
+const CACHED_DEPTH: usize = 4;
+
+/// Bytes a cached node costs beyond its key and value: two vector headers and the map's slot.
+const CACHED_NODE_OVERHEAD: usize = 64;
+
+/// Clean account-trie nodes at most [`CACHED_DEPTH`] deep, as the store holds them.
+#[derive(Default)]
+struct NodeCache {
+    nodes: HashMap<Vec<u8>, Vec<u8>>,
+    /// Keys, values and [`CACHED_NODE_OVERHEAD`] of the cached nodes.
+    bytes: usize,
+    /// Most bytes the nodes may take: once reached, only nodes already cached are updated.
+    budget: usize,
+}
+
+impl NodeCache {
+    /// Whether nodes under `key` are cached: account-trie nodes near the root.
+    fn holds(key: &[u8]) -> bool {
+        key.first() == Some(&crate::ACCOUNT_TRIE) && key.len() <= 1 + CACHED_DEPTH
+    }
+
+    /// The store's value of `key` is `value` from now on (`None`: absent).
+    fn set(&mut self, key: &[u8], value: Option<&Vec<u8>>) {
+        if self.budget == 0 || !Self::holds(key) {
+            return;
+        }
+        let cost = |value: &[u8]| key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        match (self.nodes.get_mut(key), value) {
+            (Some(cached), Some(value)) => {
+                self.bytes = self.bytes - cost(cached) + cost(value);
+                cached.clone_from(value);
+            }
+            (Some(_), None) => {
+                if let Some(old) = self.nodes.remove(key) {
+                    self.bytes -= cost(&old);
+                }
+            }
+            (None, Some(value)) if self.bytes + cost(value) <= self.budget => {
+                self.bytes += cost(value);
+                self.nodes.insert(key.to_vec(), value.clone());
+            }
+            (None, _) => {}
+        }
+    }
+}
+
+/// The buffer: each block's writes for readers, their merge for the block writer, and the
+/// writer's clean node cache.
 #[derive(Default)]
 pub struct WriteBack {
     layers: Layers,
@@ -84,12 +145,16 @@ pub struct WriteBack {
     wiped: HashSet<Vec<u8>>,
     /// Key and value bytes of the buffered blocks' writes.
     bytes: usize,
+    /// Stored nodes near the account trie's root, read before the store (under `merged`).
+    cache: NodeCache,
 }
 
-/// The writer's view: the merged writes over the stored trie.
+/// The writer's view: the merged writes over the cached and stored trie. Cacheable nodes read
+/// from the store are noted, for the cache once the block is buffered.
 struct Merged<'a, B: ?Sized> {
     buffer: &'a WriteBack,
     store: &'a B,
+    read: Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
@@ -100,7 +165,18 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
         if wiped_in(&self.buffer.wiped, key) {
             return Ok(None);
         }
-        self.store.get(key)
+        let cacheable = self.buffer.cache.budget > 0 && NodeCache::holds(key);
+        if cacheable {
+            if let Some(value) = self.buffer.cache.nodes.get(key) {
+                return Ok(Some(value.clone()));
+            }
+        }
+        let value = self.store.get(key)?;
+        if let (true, Some(value)) = (cacheable, &value) {
+            let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+            read.push((key.to_vec(), value.clone()));
+        }
+        Ok(value)
     }
 }
 
@@ -122,9 +198,18 @@ fn wiped_in(wiped: &HashSet<Vec<u8>>, key: &[u8]) -> bool {
 pub struct BlockWrites {
     writes: OverlayWrites,
     bytes: usize,
+    /// Cacheable nodes the update read from the store, as stored.
+    read: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 impl WriteBack {
+    /// A buffer whose clean node cache may take `bytes` (0: no cache).
+    pub fn with_node_cache(bytes: usize) -> Self {
+        let mut buffer = Self::default();
+        buffer.cache.budget = bytes;
+        buffer
+    }
+
     /// Applies one block's `changes` to the trie of the latest buffered block over `store` (the
     /// stored trie the buffer follows) on every core; the buffer is unchanged. Returns the new
     /// state root and the block's writes.
@@ -136,17 +221,32 @@ impl WriteBack {
         let view = Merged {
             buffer: self,
             store,
+            read: Mutex::default(),
         };
         let mut overlay = OverlayTrie::new(&view);
         let root = apply_changes_parallel(&mut overlay, &view, changes)?;
         let writes = overlay.into_writes();
         let bytes = writes.bytes();
-        Ok((root, BlockWrites { writes, bytes }))
+        let read = view.read.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok((
+            root,
+            BlockWrites {
+                writes,
+                bytes,
+                read,
+            },
+        ))
     }
 
-    /// Buffers a block's writes after the others.
+    /// Buffers a block's writes after the others, once the block is committed without them
+    /// (the store is as the block's update read it).
     pub fn push(&mut self, block: BlockWrites) {
-        let BlockWrites { writes, bytes } = block;
+        let BlockWrites {
+            writes,
+            bytes,
+            read,
+        } = block;
+        self.cache_reads(read);
         if !writes.wiped().is_empty() {
             let wiped: HashSet<Vec<u8>> = writes.wiped().iter().cloned().collect();
             debug_assert!(wiped.iter().all(|p| storage_trie_of(p) == Some(p)));
@@ -185,12 +285,53 @@ impl WriteBack {
         }
     }
 
-    /// Empties the buffer (after a flush, or when the store's trie is replaced).
+    /// Empties the buffer once its [`WriteBack::flush`] (with `block`, if any) is committed: the
+    /// store now holds what was buffered, and so does the node cache.
+    pub fn flushed(&mut self, block: Option<BlockWrites>) {
+        let block = block.map(|block| {
+            self.cache_reads(block.read);
+            block.writes
+        });
+        // Storage tries are not cached, so their wiped prefixes cover no cached node.
+        for (key, value) in &self.merged {
+            self.cache.set(key, value.as_ref());
+        }
+        for (key, value) in block.iter().flat_map(OverlayWrites::entries) {
+            self.cache.set(key, value.as_ref());
+        }
+        let cache = std::mem::take(&mut self.cache);
+        self.start_over(cache);
+    }
+
+    /// Cacheable nodes an update read from the store, which still holds them.
+    fn cache_reads(&mut self, read: Vec<(Vec<u8>, Vec<u8>)>) {
+        for (key, value) in &read {
+            self.cache.set(key, Some(value));
+        }
+    }
+
+    /// Empties the buffer and the node cache, keeping the cache's budget: for a store whose trie
+    /// was changed or replaced other than by this buffer's write-out.
     pub fn clear(&mut self) {
-        let old = std::mem::take(self);
+        let budget = self.cache.budget;
+        self.start_over(NodeCache {
+            budget,
+            ..NodeCache::default()
+        });
+    }
+
+    /// Empties the buffer, keeping `cache`.
+    fn start_over(&mut self, cache: NodeCache) {
+        let old = std::mem::replace(
+            self,
+            Self {
+                cache,
+                ..Self::default()
+            },
+        );
         // Freeing a full buffer's nodes takes tens of milliseconds: not on the block's path.
         // Readers' snapshots may still share its layers, which they free in the end.
-        if old.merged.len() >= DROP_ELSEWHERE_ENTRIES {
+        if old.merged.len() + old.cache.nodes.len() >= DROP_ELSEWHERE_ENTRIES {
             // Without a thread it is freed here, as a small one is.
             let _ = std::thread::Builder::new()
                 .name("trie-free".into())
@@ -237,15 +378,17 @@ mod tests {
 
     /// Random blocks through the buffer, flushed every `every` blocks, leave the store node for
     /// node as applying them directly does; each block's root is the direct root, and a reader
-    /// that kept an earlier block's layers still reads that block's trie.
+    /// that kept an earlier block's layers still reads that block's trie. The node cache, without
+    /// a limit or with room for a few nodes, stays within its budget and holds what the store
+    /// holds.
     #[test]
     fn buffered_blocks_flushed_every_few_leave_the_store_as_direct_writes_do() {
-        for every in [1, 3, 7] {
+        for (every, cache) in [(1, usize::MAX), (3, 0), (3, 2_000), (7, usize::MAX)] {
             let mut rng = StdRng::seed_from_u64(every);
             let pool = address_pool(300);
             let mut direct = MemoryTrieStore::new();
             let mut store = MemoryTrieStore::new();
-            let mut buffer = WriteBack::default();
+            let mut buffer = WriteBack::with_node_cache(cache);
             let mut kept: Vec<(Layers, MemoryTrieStore, B256)> = Vec::new();
             for number in 0..24u64 {
                 let count = rng.gen_range(20..120);
@@ -255,10 +398,11 @@ mod tests {
                 assert_eq!(root, expected, "block {number}, flush every {every}");
                 if buffer.blocks() + 1 >= every as usize {
                     buffer.flush(Some(&block), &mut store).unwrap();
-                    buffer.clear();
+                    buffer.flushed(Some(block));
                 } else {
                     buffer.push(block);
                 }
+                assert_cache_is_stored(&buffer, &store);
                 let layers = buffer.layers();
                 assert_eq!(state_root(&layers.over(&store)).unwrap(), expected);
                 if rng.gen_bool(0.3) {
@@ -266,12 +410,58 @@ mod tests {
                 }
             }
             buffer.flush(None, &mut store).unwrap();
-            buffer.clear();
+            buffer.flushed(None);
+            assert_cache_is_stored(&buffer, &store);
             assert_eq!(store, direct, "flush every {every}");
             for (layers, base, root) in &kept {
                 assert_eq!(state_root(&layers.over(base)).unwrap(), *root);
             }
+            let cached = buffer.cache.nodes.len();
+            match cache {
+                0 => assert_eq!(cached, 0),
+                usize::MAX => assert!(cached > 16, "{cached} nodes cached"),
+                _ => assert!(cached > 0 && buffer.cache.bytes <= cache),
+            }
         }
+    }
+
+    /// Every cached node is the store's value of its key unless the buffer wrote the key, and
+    /// the cache's byte count is its nodes'.
+    fn assert_cache_is_stored(buffer: &WriteBack, store: &MemoryTrieStore) {
+        let mut bytes = 0;
+        for (key, value) in &buffer.cache.nodes {
+            assert!(NodeCache::holds(key));
+            if !buffer.merged.contains_key(key) {
+                assert_eq!(store.get(key).unwrap().as_ref(), Some(value), "{key:?}");
+            }
+            bytes += key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        }
+        assert_eq!(bytes, buffer.cache.bytes);
+    }
+
+    /// A store changed behind the buffer (an unwind writes the trie directly): once cleared,
+    /// the buffer reads the store again, not the nodes it had cached.
+    #[test]
+    fn clearing_drops_the_node_cache_for_a_store_changed_behind_the_buffer() {
+        let mut rng = StdRng::seed_from_u64(11);
+        let pool = address_pool(300);
+        let mut store = MemoryTrieStore::new();
+        let mut buffer = WriteBack::with_node_cache(usize::MAX);
+        for _ in 0..4 {
+            let changes: Vec<_> = (0..100).map(|_| random_change(&mut rng, &pool)).collect();
+            let (_, block) = buffer.apply(&store, &changes).unwrap();
+            buffer.flush(Some(&block), &mut store).unwrap();
+            buffer.flushed(Some(block));
+        }
+        assert!(!buffer.cache.nodes.is_empty());
+        let behind: Vec<_> = (0..100).map(|_| random_change(&mut rng, &pool)).collect();
+        apply_changes(&mut store, &behind).unwrap();
+        buffer.clear();
+        assert!(buffer.cache.nodes.is_empty());
+        let changes: Vec<_> = (0..100).map(|_| random_change(&mut rng, &pool)).collect();
+        let mut direct = store.clone();
+        let (root, _) = buffer.apply(&store, &changes).unwrap();
+        assert_eq!(root, apply_changes(&mut direct, &changes).unwrap());
     }
 
     /// An account deleted (its storage trie wiped) while buffered, then created again with new
