@@ -112,10 +112,8 @@ impl DebugApiServer for EthRpc {
     async fn raw_block(&self, block: BlockId) -> RpcResult<Bytes> {
         let n = self.held(block, "block")?;
         let b = self
-            .chain
-            .storage()
-            .block(n)
-            .map_err(RpcError::from)?
+            .stored_block(Some(n))
+            .await?
             .ok_or_else(|| RpcError::NotFound(format!("block #{n} not found")))?;
         Ok(rlp(&Block {
             header: b.header,

@@ -155,16 +155,17 @@ impl EthRpc {
         Ok((state, header))
     }
 
-    fn stored_block(&self, n: Option<u64>) -> RpcResult<Option<StoredBlock>> {
-        match n {
-            Some(n) => Ok(self.chain.storage().block(n)?),
-            None => Ok(None),
-        }
+    /// Block `n`, read and decoded on the worker pool (a block is as large as its transactions).
+    pub(super) async fn stored_block(&self, n: Option<u64>) -> RpcResult<Option<StoredBlock>> {
+        let Some(n) = n else { return Ok(None) };
+        let chain = self.chain.clone();
+        self.bounded(move || Ok(chain.storage().block(n)?)).await
     }
 
     /// eth_getBlockByNumber for a sealed block: the head's JSON is made once per head and
-    /// flag, and shared by every request for it until the next head.
-    fn sealed_block_json(
+    /// flag, and shared by every request for it until the next head; any other block is read
+    /// and converted on the worker pool.
+    async fn sealed_block_json(
         &self,
         tag: BlockNumberOrTag,
         full: bool,
@@ -184,19 +185,23 @@ impl EthRpc {
                 return Ok(Some(BlockOrPending::Prepared(json)));
             }
         }
-        let Some(block) = self.stored_block(Some(number))? else {
-            return Ok(None);
-        };
-        let rpc = convert::rpc_block(&block, full);
-        if !is_head || block.hash != head.hash {
-            return Ok(Some(BlockOrPending::Block(Box::new(rpc))));
-        }
-        let json = PreparedJson::of(&rpc).map_err(RpcError::Encode)?;
-        // Kept only while its block is the head (see `per_head`).
-        if self.chain.head().hash == head.hash {
-            self.head_json.lock().for_head(head.hash).0[usize::from(full)] = Some(json.clone());
-        }
-        Ok(Some(BlockOrPending::Prepared(json)))
+        let (chain, head_json) = (self.chain.clone(), self.head_json.clone());
+        self.bounded(move || {
+            let Some(block) = chain.storage().block(number)? else {
+                return Ok(None);
+            };
+            let rpc = convert::rpc_block(&block, full);
+            if !is_head || block.hash != head.hash {
+                return Ok(Some(BlockOrPending::Block(Box::new(rpc))));
+            }
+            let json = PreparedJson::of(&rpc).map_err(RpcError::Encode)?;
+            // Kept only while its block is the head (see `per_head`).
+            if chain.head().hash == head.hash {
+                head_json.lock().for_head(head.hash).0[usize::from(full)] = Some(json.clone());
+            }
+            Ok(Some(BlockOrPending::Prepared(json)))
+        })
+        .await
     }
 
     async fn block_for_tag(&self, tag: BlockNumberOrTag) -> RpcResult<Option<StoredBlock>> {
@@ -206,7 +211,7 @@ impl EthRpc {
                 .bounded(move || Ok(Some(pending.get()?.block.clone())))
                 .await;
         }
-        self.stored_block(self.chain.resolve_tag(tag))
+        self.stored_block(self.chain.resolve_tag(tag)).await
     }
 
     /// Runs `f` on the state of `block`: first here, on the async worker, under the inline
@@ -693,7 +698,8 @@ impl EthApiServer for EthRpc {
             .map_err(RpcError::from)?
         {
             let block = self
-                .stored_block(Some(n))?
+                .stored_block(Some(n))
+                .await?
                 .ok_or(RpcError::HeaderNotFound)?;
             // A reorganisation between the two reads may have moved the transaction.
             if convert::holds(&block, i as usize, &hash) {
@@ -718,7 +724,7 @@ impl EthApiServer for EthRpc {
             .storage()
             .block_number(&hash)
             .map_err(RpcError::from)?;
-        let block = self.stored_block(n)?;
+        let block = self.stored_block(n).await?;
         Ok(block
             .filter(|b| index_of(index) < b.body.transactions.len())
             .map(|b| convert::rpc_tx_in_block(&b, index_of(index))))
@@ -767,7 +773,12 @@ impl EthApiServer for EthRpc {
             .storage()
             .block_number(&hash)
             .map_err(RpcError::from)?;
-        Ok(self.stored_block(n)?.map(|b| convert::rpc_block(&b, full)))
+        let chain = self.chain.clone();
+        let block = self.bounded(move || {
+            let block = n.map(|n| chain.storage().block(n)).transpose()?.flatten();
+            Ok(block.map(|b| convert::rpc_block(&b, full)))
+        });
+        Ok(block.await?)
     }
 
     async fn block_by_number(
@@ -776,18 +787,19 @@ impl EthApiServer for EthRpc {
         full: bool,
     ) -> JsonRpcResult<Option<BlockOrPending>> {
         if !tag.is_pending() {
-            return Ok(self.sealed_block_json(tag, full)?);
+            return Ok(self.sealed_block_json(tag, full).await?);
         }
-        let Some(block) = self.block_for_tag(tag).await? else {
-            return Ok(None);
-        };
-        let block = convert::rpc_block(&block, full);
-        // geth: the pending block has no hash, nonce or miner yet.
-        let mut v = serde_json::to_value(block).map_err(RpcError::Encode)?;
-        for key in ["hash", "nonce", "miner"] {
-            v[key] = serde_json::Value::Null;
-        }
-        Ok(Some(BlockOrPending::Pending(v)))
+        let pending = self.pending.clone();
+        let v = self.bounded(move || {
+            let block = convert::rpc_block(&pending.get()?.block, full);
+            // geth: the pending block has no hash, nonce or miner yet.
+            let mut v = serde_json::to_value(block).map_err(RpcError::Encode)?;
+            for key in ["hash", "nonce", "miner"] {
+                v[key] = serde_json::Value::Null;
+            }
+            Ok(v)
+        });
+        Ok(Some(BlockOrPending::Pending(v.await?)))
     }
 
     async fn block_transaction_count_by_hash(&self, hash: B256) -> JsonRpcResult<Option<U64>> {
@@ -797,7 +809,8 @@ impl EthApiServer for EthRpc {
             .block_number(&hash)
             .map_err(RpcError::from)?;
         Ok(self
-            .stored_block(n)?
+            .stored_block(n)
+            .await?
             .map(|b| U64::from(b.body.transactions.len())))
     }
 

@@ -77,6 +77,39 @@ impl EthRpc {
         ))
     }
 
+    /// ots_getBlockTransactions' page of block `n`.
+    fn ots_page(
+        storage: &Storage,
+        n: u64,
+        page: U64,
+        page_size: U64,
+    ) -> RpcResult<OtsBlockTransactions> {
+        let (stored, receipts) = Self::ots_block(storage, n)?;
+        let count = stored.body.transactions.len();
+        let size = page_size.to::<u64>().clamp(1, OTS_MAX_PAGE) as usize;
+        // Erigon's paging: page 0 holds the last `size` transactions of the block.
+        let end = count.saturating_sub(page.to::<u64>().saturating_mul(size as u64) as usize);
+        let start = end.saturating_sub(size);
+        let mut block = convert::rpc_block(&stored, false);
+        block.transactions = BlockTransactions::Full(
+            (start..end)
+                .map(|i| convert::rpc_tx_in_block(&stored, i))
+                .collect(),
+        );
+        let receipts = convert::rpc_receipts(&stored, &receipts)
+            .into_iter()
+            .skip(start)
+            .take(end - start)
+            .map(|r| ots_receipt(r, stored.header.timestamp))
+            .collect();
+        let mut fullblock = OtsBlock::from(block);
+        fullblock.transaction_count = count;
+        Ok(OtsBlockTransactions {
+            fullblock,
+            receipts,
+        })
+    }
+
     /// The transactions of `block` that involve `address` (sent, received, created, or with a
     /// log it emitted), newest first, with their receipts.
     fn ots_matches(
@@ -270,14 +303,16 @@ impl OtsApiServer for EthRpc {
         let n = self
             .number_of(BlockId::Number(block))?
             .ok_or(RpcError::HeaderNotFound)?;
-        Ok(self.ots_details(n)?)
+        let this = self.clone();
+        Ok(self.bounded(move || this.ots_details(n)).await?)
     }
 
     async fn get_block_details_by_hash(&self, hash: B256) -> JsonRpcResult<BlockDetails> {
         let n = self
             .number_of(BlockId::from(hash))?
             .ok_or(RpcError::HeaderNotFound)?;
-        Ok(self.ots_details(n)?)
+        let this = self.clone();
+        Ok(self.bounded(move || this.ots_details(n)).await?)
     }
 
     async fn get_block_transactions(
@@ -289,30 +324,10 @@ impl OtsApiServer for EthRpc {
         let n = self
             .number_of(BlockId::Number(block))?
             .ok_or(RpcError::HeaderNotFound)?;
-        let (stored, receipts) = Self::ots_block(self.chain.storage(), n)?;
-        let count = stored.body.transactions.len();
-        let size = page_size.to::<u64>().clamp(1, OTS_MAX_PAGE) as usize;
-        // Erigon's paging: page 0 holds the last `size` transactions of the block.
-        let end = count.saturating_sub(page.to::<u64>().saturating_mul(size as u64) as usize);
-        let start = end.saturating_sub(size);
-        let mut block = convert::rpc_block(&stored, false);
-        block.transactions = BlockTransactions::Full(
-            (start..end)
-                .map(|i| convert::rpc_tx_in_block(&stored, i))
-                .collect(),
-        );
-        let receipts = convert::rpc_receipts(&stored, &receipts)
-            .into_iter()
-            .skip(start)
-            .take(end - start)
-            .map(|r| ots_receipt(r, stored.header.timestamp))
-            .collect();
-        let mut fullblock = OtsBlock::from(block);
-        fullblock.transaction_count = count;
-        Ok(OtsBlockTransactions {
-            fullblock,
-            receipts,
-        })
+        let chain = self.chain.clone();
+        Ok(self
+            .bounded(move || Self::ots_page(chain.storage(), n, page, page_size))
+            .await?)
     }
 
     async fn get_transaction_by_sender_and_nonce(
