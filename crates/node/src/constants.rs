@@ -419,6 +419,9 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// keep the executing thread fed when a block recovers faster than its neighbour executes;
 /// more would only hold more decoded blocks in memory.
 pub const SYNC_RECOVERY_AHEAD: usize = 2;
+/// Most headers in one sync response: a header is about 600 bytes, so 1,024 (geth's limit for
+/// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
+pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;
 /// The nice value of a synced range's recovery threads. Recovering a block's senders takes
 /// about half the CPU of executing and storing it, and on two cores the executing thread, on
 /// which the whole range waits, shared them with two recovering ones: in the snapshot bench's

@@ -413,6 +413,17 @@ impl Service {
                     count,
                     channel,
                 ),
+                SyncRequest::Headers { from, count } => {
+                    let chain = self.chain.clone();
+                    importer::serve(self.done_tx.clone(), channel, move || {
+                        SyncResponse::Headers(
+                            sync::serve_headers(&chain, from, count).unwrap_or_else(|e| {
+                                tracing::warn!(target: "l2node::p2p", %peer, error = %e, "cannot serve headers");
+                                Vec::new()
+                            }),
+                        )
+                    })
+                }
                 SyncRequest::SnapshotManifest => {
                     let (chain, server) = (self.chain.clone(), self.snap_server.clone());
                     importer::serve(self.done_tx.clone(), channel, move || {
@@ -439,7 +450,9 @@ impl Service {
                     let reply = self.requests.remove(&request_id).expect("checked");
                     let _ = reply.send(Some(response));
                 }
-                SyncResponse::SnapshotManifest(_) | SyncResponse::SnapshotChunk(_) => {}
+                SyncResponse::SnapshotManifest(_)
+                | SyncResponse::SnapshotChunk(_)
+                | SyncResponse::Headers(_) => {}
                 SyncResponse::Status(s) => {
                     if !self.peers.peer_status(peer, &s, self.chain.genesis_hash()) {
                         let _ = self.swarm.disconnect_peer_id(peer);

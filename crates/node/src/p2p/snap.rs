@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_consensus::{Block, Header, TxEnvelope};
+use alloy_consensus::Header;
 use alloy_rlp::Decodable;
 use futures::{stream::FuturesUnordered, StreamExt};
 use libp2p::PeerId;
@@ -268,32 +268,32 @@ async fn headers(
     let first = number.saturating_sub(SNAPSHOT_HEADERS - 1).max(1);
     let mut headers: Vec<Header> = Vec::new();
     let mut next = first;
-    // Answers that brought no block: each peer gets a few, however large the blocks.
+    // Answers that brought no header: each peer gets a few.
     let (mut asked, mut failed) = (0, 0);
     while next <= number {
         let peer = group[asked % group.len()];
         asked += 1;
         if failed > 2 * group.len() + 2 {
             return Err(Failed::Other(format!(
-                "peers did not send blocks {next}..={number}"
+                "peers did not send headers {next}..={number}"
             )));
         }
         let before = next;
-        let request = SyncRequest::Blocks {
+        let request = SyncRequest::Headers {
             from: next,
             count: number + 1 - next,
         };
-        let Some(SyncResponse::Blocks(blocks)) = requests.ask(peer, request).await else {
+        let Some(SyncResponse::Headers(raws)) = requests.ask(peer, request).await else {
             failed += 1;
             continue;
         };
-        for raw in blocks {
-            let block = Block::<TxEnvelope>::decode(&mut raw.as_ref())
-                .map_err(|e| Failed::Other(format!("a block from {peer} does not decode: {e}")))?;
-            if block.header.number != next {
+        for raw in raws {
+            let header = Header::decode(&mut raw.as_ref())
+                .map_err(|e| Failed::Other(format!("a header from {peer} does not decode: {e}")))?;
+            if header.number != next {
                 break;
             }
-            headers.push(block.header);
+            headers.push(header);
             next += 1;
             if next > number {
                 break;
@@ -305,7 +305,7 @@ async fn headers(
     }
     let last = headers.last().ok_or_else(|| {
         Failed::Other(format!(
-            "the peers offered a snapshot of block {number} without blocks"
+            "the peers offered a snapshot of block {number} without its header"
         ))
     })?;
     if last.hash_slow() != manifest.hash {

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{recover_senders, Chain, ChainError, Competing};
 use crate::constants::{
-    SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD, SYNC_RECOVERY_NICE,
+    SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_HEADERS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES,
+    SYNC_RECOVERY_AHEAD, SYNC_RECOVERY_NICE,
 };
 use crate::pool::Pool;
 use alloy_consensus::transaction::SignerRecoverable;
@@ -52,6 +53,15 @@ pub enum SyncRequest {
         /// account); `None` for the first page.
         from: Option<l2node_storage::PageCursor>,
     },
+    /// Canonical headers `from..from + count`, without their blocks' transactions (a follower
+    /// joining from a snapshot needs the headers before it only). Like [`SyncRequest::Blocks`],
+    /// the answer may hold fewer.
+    Headers {
+        /// First block number.
+        from: u64,
+        /// How many.
+        count: u64,
+    },
 }
 
 /// A peer's answer.
@@ -69,6 +79,8 @@ pub enum SyncResponse {
     /// Answer to [`SyncRequest::SnapshotChunk`]: the page's RLP, `None` when the peer no
     /// longer serves that block.
     SnapshotChunk(Option<Bytes>),
+    /// Answer to [`SyncRequest::Headers`]: RLP-encoded headers in order.
+    Headers(Vec<Bytes>),
 }
 
 /// A node's chain, as it tells its peers.
@@ -113,6 +125,19 @@ pub fn serve_blocks(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, 
             break;
         }
         out.push(raw.into());
+    }
+    Ok(out)
+}
+
+/// Canonical headers `from..from + count` (at most [`SYNC_MAX_HEADERS_PER_RESPONSE`]),
+/// RLP-encoded, up to the head.
+pub fn serve_headers(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, StorageError> {
+    let mut out = Vec::new();
+    for number in from..from.saturating_add(count.min(SYNC_MAX_HEADERS_PER_RESPONSE)) {
+        let Some(header) = chain.storage().header(number)? else {
+            break;
+        };
+        out.push(alloy_rlp::encode(&header).into());
     }
     Ok(out)
 }
@@ -544,6 +569,10 @@ mod tests {
                 path: vec![],
                 from: Some((hash, alloy_primitives::U256::MAX)),
             },
+            SyncRequest::Headers {
+                from: 513,
+                count: 256,
+            },
         ] {
             round_trip(request);
         }
@@ -564,7 +593,8 @@ mod tests {
                 tiers: Some((3, raw.clone())),
             })),
             SyncResponse::SnapshotChunk(None),
-            SyncResponse::SnapshotChunk(Some(raw)),
+            SyncResponse::SnapshotChunk(Some(raw.clone())),
+            SyncResponse::Headers(vec![raw]),
         ] {
             round_trip(response);
         }
