@@ -123,19 +123,23 @@ impl DebugApiServer for EthRpc {
 
     async fn raw_receipts(&self, block: BlockId) -> RpcResult<Vec<Bytes>> {
         let n = self.held(block, "block")?;
-        let receipts = self
-            .chain
-            .storage()
-            .receipts(n)
-            .map_err(RpcError::from)?
-            .unwrap_or_default();
-        Ok(receipts.iter().map(|r| r.encoded_2718().into()).collect())
+        let chain = self.chain.clone();
+        self.bounded(move || {
+            let receipts = chain.storage().receipts(n)?.unwrap_or_default();
+            Ok(receipts.iter().map(|r| r.encoded_2718().into()).collect())
+        })
+        .await
+        .map_err(Into::into)
     }
 
     async fn raw_transaction(&self, hash: B256) -> RpcResult<Option<Bytes>> {
-        let storage = self.chain.storage();
-        if let Some((n, i)) = storage.tx_location(&hash).map_err(RpcError::from)? {
-            let block = storage.block(n).map_err(RpcError::from)?;
+        let location = self
+            .chain
+            .storage()
+            .tx_location(&hash)
+            .map_err(RpcError::from)?;
+        if let Some((n, i)) = location {
+            let block = self.stored_block(Some(n)).await?;
             if let Some(tx) = block.and_then(|b| b.body.transactions.into_iter().nth(i as usize)) {
                 return Ok(Some(tx.encoded_2718().into()));
             }

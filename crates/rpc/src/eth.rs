@@ -773,9 +773,10 @@ impl EthApiServer for EthRpc {
             .storage()
             .block_number(&hash)
             .map_err(RpcError::from)?;
+        let Some(n) = n else { return Ok(None) };
         let chain = self.chain.clone();
         let block = self.bounded(move || {
-            let block = n.map(|n| chain.storage().block(n)).transpose()?.flatten();
+            let block = chain.storage().block(n)?;
             Ok(block.map(|b| convert::rpc_block(&b, full)))
         });
         Ok(block.await?)

@@ -181,13 +181,14 @@ pub struct StoredBlock {
 }
 
 impl Storage {
-    /// Opens (or creates) the database file at `path` with the default page cache
+    /// Opens (or creates) the database file at `path` with the default cache
     /// ([`DEFAULT_DB_CACHE_BYTES`]); parent directories are created.
     pub fn open(path: &Path) -> Result<Self, StorageError> {
         Self::open_with_cache(path, DEFAULT_DB_CACHE_BYTES)
     }
 
-    /// Opens (or creates) the database file at `path` with a page cache of `cache_bytes`.
+    /// Opens (or creates) the database file at `path` with a cache of `cache_bytes`: redb's
+    /// pages, and the trie's node cache ([`trie_cache_bytes`]).
     pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Self, StorageError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;

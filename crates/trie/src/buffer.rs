@@ -98,7 +98,8 @@ struct NodeCache {
     nodes: HashMap<Vec<u8>, Vec<u8>>,
     /// Keys, values and [`CACHED_NODE_OVERHEAD`] of the cached nodes.
     bytes: usize,
-    /// Most bytes the nodes may take: once reached, only nodes already cached are updated.
+    /// Most bytes the nodes may take: once reached, only nodes already cached are updated, and
+    /// one that would grow past it is dropped.
     budget: usize,
 }
 
@@ -115,11 +116,14 @@ impl NodeCache {
         }
         let cost = |value: &[u8]| key.len() + value.len() + CACHED_NODE_OVERHEAD;
         match (self.nodes.get_mut(key), value) {
-            (Some(cached), Some(value)) => {
+            (Some(cached), Some(value))
+                if self.bytes - cost(cached) + cost(value) <= self.budget =>
+            {
                 self.bytes = self.bytes - cost(cached) + cost(value);
                 cached.clone_from(value);
             }
-            (Some(_), None) => {
+            // Deleted, or grown past the budget (a leaf that became a branch).
+            (Some(_), _) => {
                 if let Some(old) = self.nodes.remove(key) {
                     self.bytes -= cost(&old);
                 }
@@ -261,8 +265,8 @@ impl WriteBack {
     }
 
     /// Writes the buffered blocks and then `block` (if any) to `store`, each key once and in key
-    /// order. The buffer is unchanged: [`WriteBack::clear`] it once the store's writes are
-    /// committed.
+    /// order. The buffer is unchanged: tell it with [`WriteBack::flushed`] once the store's writes
+    /// are committed.
     pub fn flush<S: TrieStore + ?Sized>(
         &self,
         block: Option<&BlockWrites>,
@@ -437,6 +441,26 @@ mod tests {
             bytes += key.len() + value.len() + CACHED_NODE_OVERHEAD;
         }
         assert_eq!(bytes, buffer.cache.bytes);
+    }
+
+    /// A cached node that would grow past the budget is dropped, not kept over it.
+    #[test]
+    fn a_cached_node_that_outgrows_the_budget_is_dropped() {
+        let key = [crate::ACCOUNT_TRIE, 1, 2];
+        let (leaf, branch) = (vec![1u8; 100], vec![2u8; 532]);
+        let mut cache = NodeCache {
+            budget: key.len() + 200 + CACHED_NODE_OVERHEAD,
+            ..NodeCache::default()
+        };
+        cache.set(&key, Some(&leaf));
+        assert_eq!(cache.nodes.get(&key[..]), Some(&leaf));
+        cache.set(&key, Some(&branch));
+        assert!(cache.nodes.is_empty());
+        assert_eq!(cache.bytes, 0);
+        // Too deep or of a storage trie: never cached.
+        cache.set(&[crate::ACCOUNT_TRIE, 1, 2, 3, 4, 5], Some(&leaf));
+        cache.set(&[crate::STORAGE_TRIE], Some(&leaf));
+        assert!(cache.nodes.is_empty());
     }
 
     /// A store changed behind the buffer (an unwind writes the trie directly): once cleared,

@@ -129,15 +129,21 @@ pub fn serve_blocks(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, 
     Ok(out)
 }
 
-/// Canonical headers `from..from + count` (at most [`SYNC_MAX_HEADERS_PER_RESPONSE`]),
-/// RLP-encoded, up to the head.
+/// Canonical headers `from..from + count` (at most [`SYNC_MAX_HEADERS_PER_RESPONSE`] and
+/// [`SYNC_MAX_RESPONSE_BYTES`]), RLP-encoded, up to the head.
 pub fn serve_headers(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, StorageError> {
     let mut out = Vec::new();
+    let mut size = 0;
     for number in from..from.saturating_add(count.min(SYNC_MAX_HEADERS_PER_RESPONSE)) {
         let Some(header) = chain.storage().header(number)? else {
             break;
         };
-        out.push(alloy_rlp::encode(&header).into());
+        let raw = alloy_rlp::encode(&header);
+        size += raw.len();
+        if size > SYNC_MAX_RESPONSE_BYTES {
+            break;
+        }
+        out.push(raw.into());
     }
     Ok(out)
 }
