@@ -279,17 +279,32 @@ async fn headers(
             )));
         }
         let before = next;
-        let request = SyncRequest::Headers {
-            from: next,
-            count: number + 1 - next,
+        let (from, count) = (next, number + 1 - next);
+        let answer = match requests
+            .ask(peer, SyncRequest::Headers { from, count })
+            .await
+        {
+            Some(SyncResponse::Headers(raws)) => Some((raws, false)),
+            // A peer of an earlier version knows no header request: its blocks' headers.
+            _ => match requests
+                .ask(peer, SyncRequest::Blocks { from, count })
+                .await
+            {
+                Some(SyncResponse::Blocks(blocks)) => Some((blocks, true)),
+                _ => None,
+            },
         };
-        let Some(SyncResponse::Headers(raws)) = requests.ask(peer, request).await else {
+        let Some((raws, blocks)) = answer else {
             failed += 1;
             continue;
         };
         for raw in raws {
-            let header = Header::decode(&mut raw.as_ref())
-                .map_err(|e| Failed::Other(format!("a header from {peer} does not decode: {e}")))?;
+            let header = if blocks {
+                header_of_block(&raw)
+            } else {
+                Header::decode(&mut raw.as_ref())
+            }
+            .map_err(|e| Failed::Other(format!("a header from {peer} does not decode: {e}")))?;
             if header.number != next {
                 break;
             }
@@ -325,6 +340,15 @@ async fn headers(
         }
     }
     Ok(headers)
+}
+
+/// The header of an RLP-encoded block: the first item of its list, the transactions not
+/// decoded.
+fn header_of_block(mut raw: &[u8]) -> alloy_rlp::Result<Header> {
+    if !alloy_rlp::Header::decode(&mut raw)?.list {
+        return Err(alloy_rlp::Error::UnexpectedString);
+    }
+    Header::decode(&mut raw)
 }
 
 /// Fetches and stores every chunk, spread over `group`; a chunk that is refused or not sent is
@@ -426,5 +450,36 @@ async fn fetch(
             Some(n) if Some(n) > from && bytes < SNAPSHOT_MAX_CHUNK_BYTES => from = Some(n),
             _ => return Some(pages),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloy_consensus::{Block, TxEnvelope};
+    use alloy_rlp::Encodable;
+
+    use super::*;
+
+    /// A block's header read from its RLP, as asked of a peer that knows no header request.
+    #[test]
+    fn a_blocks_header_is_its_lists_first_item() {
+        let header = Header {
+            number: 768,
+            gas_limit: 30_000_000,
+            extra_data: vec![7; 97].into(),
+            ..Header::default()
+        };
+        let block = Block::<TxEnvelope> {
+            header: header.clone(),
+            body: Default::default(),
+        };
+        let mut raw = Vec::new();
+        block.encode(&mut raw);
+        assert_eq!(header_of_block(&raw).unwrap(), header);
+        let mut bare = Vec::new();
+        header.encode(&mut bare);
+        // A header is a list too, but its first item is no header.
+        assert!(header_of_block(&bare).is_err());
+        assert!(header_of_block(&alloy_rlp::encode(b"not a list".as_slice())).is_err());
     }
 }
