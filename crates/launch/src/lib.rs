@@ -297,6 +297,22 @@ pub fn p2p_key_path(data_dir: &std::path::Path) -> PathBuf {
     data_dir.join("p2p.key")
 }
 
+/// The tasks a starting node has spawned, stopped if it fails to start before they are handed
+/// to its [`NodeHandle`] (an RPC port in use must not leave a miner sealing blocks).
+#[derive(Default)]
+struct Spawned {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    miner: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        for t in self.tasks.iter().chain(&self.miner) {
+            t.abort();
+        }
+    }
+}
+
 /// Starts a node.
 pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let data_dir = cfg.data_dir.clone();
@@ -325,7 +341,10 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     }
     let exclusions = Arc::new(exclusions);
     let mut pool = Pool::new(pool_cfg)?.with_exclusions(exclusions.clone());
-    let mut tasks = vec![tokio::spawn(flush_exclusions(exclusions))];
+    let mut spawned = Spawned::default();
+    spawned
+        .tasks
+        .push(tokio::spawn(flush_exclusions(exclusions)));
     if let Some(ledger) = chain.ledger() {
         let karma = Arc::new(Karma::new(
             ledger.clone(),
@@ -334,7 +353,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         )?);
         if cfg.karma.kill_switch_file.is_some() {
             let k = karma.clone();
-            tasks.push(tokio::spawn(async move {
+            spawned.tasks.push(tokio::spawn(async move {
                 let mut tick = tokio::time::interval(KARMA_KILL_SWITCH_POLL);
                 loop {
                     tick.tick().await;
@@ -353,7 +372,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
     let pool = Arc::new(pool);
     if let (Some(rx), Some(key)) = (slash_reports, cfg.karma.slasher.clone()) {
         tracing::info!(target: "l2node::karma", slasher = %key.address(), "slashing double signals");
-        tasks.push(tokio::spawn(miner::run_slasher(
+        spawned.tasks.push(tokio::spawn(miner::run_slasher(
             chain.clone(),
             pool.clone(),
             key,
@@ -375,13 +394,13 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         Some(g) => {
             let member = Member::new(g.clone(), chain.clone())?;
             tracing::info!(target: "l2node::group", name = %g.name, endpoints = %g.endpoints.join(","), lease = ?g.lease, "sequencer group member: standby until it leads");
-            tasks.push(tokio::spawn(member.clone().run()));
+            spawned.tasks.push(tokio::spawn(member.clone().run()));
             Some(member)
         }
         None => None,
     };
     let mut mine_trigger = None;
-    let miner = cfg.signer.clone().map(|key| {
+    spawned.miner = cfg.signer.clone().map(|key| {
         tracing::info!(target: "l2node::miner", signer = %key.address(), block_time = ?cfg.block_time, "sequencer mode");
         let (trigger, requests) = miner::MineTrigger::new();
         mine_trigger = Some(trigger);
@@ -403,8 +422,10 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         ))
     });
     // A standby member follows the leader's blocks like a follower.
-    if miner.is_none() || group.is_some() {
-        tasks.push(tokio::spawn(follow_pool(chain.clone(), pool.clone())));
+    if spawned.miner.is_none() || group.is_some() {
+        spawned
+            .tasks
+            .push(tokio::spawn(follow_pool(chain.clone(), pool.clone())));
     }
     let p2p = match cfg.p2p.clone() {
         Some(mut p) => {
@@ -422,7 +443,7 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         metrics::install(m)?;
         tracing::info!(target: "l2node::node", "Prometheus metrics on http://{}/metrics", m.addr);
         let (chain, pool, net) = (chain.clone(), pool.clone(), net.clone());
-        tasks.push(tokio::spawn(async move {
+        spawned.tasks.push(tokio::spawn(async move {
             let mut tick = tokio::time::interval(METRICS_REFRESH);
             loop {
                 tick.tick().await;
@@ -464,8 +485,8 @@ pub async fn spawn(cfg: NodeConfig) -> Result<NodeHandle, NodeError> {
         rpc,
         net,
         p2p,
-        miner,
-        tasks,
+        miner: spawned.miner.take(),
+        tasks: std::mem::take(&mut spawned.tasks),
         group,
     })
 }

@@ -61,6 +61,24 @@ async fn chain_resumes_after_restart() {
     node.stop().await;
 }
 
+/// A node whose RPC port is taken fails to start and stops what it had started: its miner and
+/// background tasks let go of the chain, so the data directory opens again at once.
+#[tokio::test]
+async fn a_node_that_cannot_bind_its_rpc_port_stops_what_it_started() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = crate::common::dev_config(dir.path(), std::time::Duration::from_secs(1));
+    cfg.create_empty_blocks = true;
+    cfg.rpc_server.http_addr = taken.local_addr().unwrap();
+    assert!(l2node_launch::spawn(cfg).await.is_err());
+    // Aborted tasks are dropped when the runtime next runs them.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let cfg = crate::common::dev_config(dir.path(), std::time::Duration::ZERO);
+    let node = TestNode::start_in(dir, cfg).await;
+    assert_eq!(node.block_number().await, 0);
+    node.stop().await;
+}
+
 #[tokio::test]
 async fn get_logs_limits_name_a_smaller_range_to_retry() {
     let node = TestNode::start_with(|c| {
