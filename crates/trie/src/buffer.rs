@@ -176,7 +176,9 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
             }
         }
         let value = self.store.get(key)?;
-        if let (true, Some(value)) = (cacheable, &value) {
+        // A full cache takes no new node: nothing to note.
+        let room = self.buffer.cache.bytes < self.buffer.cache.budget;
+        if let (true, true, Some(value)) = (cacheable, room, &value) {
             let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
             read.push((key.to_vec(), value.clone()));
         }

@@ -17,7 +17,7 @@ use jsonrpsee::{
     server::{RpcModule, ServerBuilder},
     types::ErrorObjectOwned,
 };
-use l2node_client::{Call, Client, ClientError, FeeState, L2FeeFiller, PremiumReason};
+use l2node_client::{Call, Client, ClientError, FeeState, L2FeeFiller, PremiumReason, Sent};
 use l2node_launch::NodeConfig;
 use l2node_launch::NodeHandle;
 use l2node_node::dev;
@@ -184,23 +184,30 @@ async fn failing_proxy(
     (format!("http://{addr}"), server.start(module))
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn retry_after_a_refused_send_re_estimates() {
+/// A send from dev account `index` through [`failing_proxy`] (its first send answered "already
+/// known" or refused): the node, what the send answered, and how many estimates were asked.
+async fn send_through_failing_proxy(index: usize, already_known: bool) -> (Node, Sent, usize) {
     let node = node().await;
     let estimates = Arc::new(AtomicUsize::new(0));
-    let (url, _proxy) = failing_proxy(&node.url, estimates.clone(), false).await;
-    let client = Client::connect(&url).await.unwrap();
-    let key = account(1);
-    let sent = client
-        .send(&Call::new(key.address(), Address::repeat_byte(0x33)), &key)
+    let (url, _proxy) = failing_proxy(&node.url, estimates.clone(), already_known).await;
+    let key = account(index);
+    let sent = Client::connect(&url)
+        .await
+        .unwrap()
+        .send(
+            &Call::new(key.address(), Address::repeat_byte(0x30 + index as u8)),
+            &key,
+        )
         .await
         .unwrap();
+    (node, sent, estimates.load(Ordering::SeqCst))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retry_after_a_refused_send_re_estimates() {
+    let (node, sent, estimates) = send_through_failing_proxy(1, false).await;
     assert_eq!(sent.attempts, 2);
-    assert_eq!(
-        estimates.load(Ordering::SeqCst),
-        2,
-        "the retry signed a fresh estimate"
-    );
+    assert_eq!(estimates, 2, "the retry signed a fresh estimate");
     mined(&Client::connect(&node.url).await.unwrap(), sent.hash).await;
 }
 
@@ -208,21 +215,13 @@ async fn retry_after_a_refused_send_re_estimates() {
 /// transaction (with the next nonce) moves the value again.
 #[tokio::test(flavor = "multi_thread")]
 async fn already_known_is_the_transaction_sent_not_a_reason_to_send_another() {
-    let node = node().await;
-    let estimates = Arc::new(AtomicUsize::new(0));
-    let (url, _proxy) = failing_proxy(&node.url, estimates.clone(), true).await;
-    let client = Client::connect(&url).await.unwrap();
-    let key = account(3);
-    let sent = client
-        .send(&Call::new(key.address(), Address::repeat_byte(0x34)), &key)
-        .await
-        .unwrap();
+    let (node, sent, estimates) = send_through_failing_proxy(3, true).await;
     assert_eq!(sent.attempts, 1);
-    assert_eq!(estimates.load(Ordering::SeqCst), 1);
+    assert_eq!(estimates, 1);
     let direct = Client::connect(&node.url).await.unwrap();
     mined(&direct, sent.hash).await;
     assert_eq!(
-        direct.pending_nonce(key.address()).await.unwrap(),
+        direct.pending_nonce(account(3).address()).await.unwrap(),
         1,
         "one transaction"
     );
