@@ -1,7 +1,7 @@
 //! In-memory trie nodes and their Ethereum RLP encoding (via `alloy_trie::nodes`).
 
 use alloy_primitives::{keccak256, B256};
-use alloy_rlp::Decodable;
+use alloy_rlp::{Decodable, Encodable, Header, EMPTY_STRING_CODE};
 use alloy_trie::{
     nodes::{BranchNodeRef, ExtensionNodeRef, LeafNodeRef, RlpNode, TrieNode},
     Nibbles, TrieMask,
@@ -46,32 +46,48 @@ pub(crate) struct Encoded {
 }
 
 impl Node {
-    /// RLP-encode this node.
+    /// RLP-encode this node (into a vector of its exact size: a branch is about 530 bytes, and
+    /// growing a vector to it from a guess reallocates several times).
     pub(crate) fn encode(&self) -> Encoded {
-        let mut rlp = Vec::with_capacity(64);
+        let mut rlp = Vec::new();
         let node_ref = match self {
-            Self::Leaf { key, value } => LeafNodeRef::new(key, value).rlp(&mut rlp),
-            Self::Extension { key, child } => ExtensionNodeRef::new(key, child).rlp(&mut rlp),
+            Self::Leaf { key, value } => {
+                let node = LeafNodeRef::new(key, value);
+                rlp.reserve_exact(node.length());
+                node.rlp(&mut rlp)
+            }
+            Self::Extension { key, child } => {
+                let node = ExtensionNodeRef::new(key, child);
+                rlp.reserve_exact(node.length());
+                node.rlp(&mut rlp)
+            }
             Self::Branch { children } => {
                 let mut mask = TrieMask::default();
-                let mut stack = Vec::with_capacity(16);
+                let mut stack: [RlpNode; 16] = Default::default();
+                let mut len = 0;
                 for (i, child) in children.iter().enumerate() {
                     if let Some(child) = child {
                         mask.set_bit(i as u8);
-                        stack.push(child.clone());
+                        stack[len] = child.clone();
+                        len += 1;
                     }
                 }
-                BranchNodeRef::new(&stack, mask).rlp(&mut rlp)
+                let node = BranchNodeRef::new(&stack[..len], mask);
+                rlp.reserve_exact(node.length());
+                node.rlp(&mut rlp)
             }
         };
         Encoded { rlp, node_ref }
     }
 
-    /// Decode a node from its RLP.
+    /// Decode a node from its RLP. A branch goes straight into its sixteen slots; leaves and
+    /// extensions through alloy's decoder.
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self, TrieError> {
-        let corrupt = TrieError::Corrupt;
-        let node = TrieNode::decode(&mut &bytes[..]).map_err(|e| corrupt(e.to_string()))?;
-        Ok(match node {
+        let corrupt = |e: alloy_rlp::Error| TrieError::Corrupt(e.to_string());
+        if let Some(children) = decode_branch(bytes).map_err(corrupt)? {
+            return Ok(Self::Branch { children });
+        }
+        Ok(match TrieNode::decode(&mut &bytes[..]).map_err(corrupt)? {
             TrieNode::Leaf(leaf) => Self::Leaf {
                 key: leaf.key,
                 value: leaf.value,
@@ -80,19 +96,48 @@ impl Node {
                 key: ext.key,
                 child: ext.child,
             },
-            TrieNode::Branch(branch) => {
-                let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
-                let mut stack = branch.stack.into_iter();
-                for (i, slot) in children.iter_mut().enumerate() {
-                    if branch.state_mask.is_bit_set(i as u8) {
-                        *slot = Some(stack.next().ok_or_else(|| corrupt("short branch".into()))?);
-                    }
-                }
-                Self::Branch { children }
-            }
-            TrieNode::EmptyRoot => return Err(corrupt("empty node stored".into())),
+            TrieNode::Branch(_) => unreachable!("branches are decoded above"),
+            TrieNode::EmptyRoot => return Err(TrieError::Corrupt("empty node stored".into())),
         })
     }
+}
+
+/// The children of the branch whose RLP is `bytes`, `None` when `bytes` is not a list of 17
+/// items (a leaf, an extension, or something [`TrieNode::decode`] then refuses). Checks what
+/// that decoder checks of a branch: every item's header and length, and an empty value.
+fn decode_branch(bytes: &[u8]) -> alloy_rlp::Result<Option<Box<[Option<RlpNode>; 16]>>> {
+    let mut buf = bytes;
+    let header = Header::decode(&mut buf)?;
+    if !header.list {
+        return Ok(None);
+    }
+    // `Header::decode` checks that the buffer holds the payload.
+    let mut payload = &buf[..header.payload_length];
+    let mut items = [&[][..]; 17];
+    for item in &mut items {
+        if payload.is_empty() {
+            return Ok(None);
+        }
+        let start = payload;
+        let Header { payload_length, .. } = Header::decode(&mut payload)?;
+        payload = &payload[payload_length..];
+        *item = &start[..start.len() - payload.len()];
+    }
+    if !payload.is_empty() {
+        return Ok(None);
+    }
+    if items[16] != [EMPTY_STRING_CODE] {
+        return Err(alloy_rlp::Error::Custom(
+            "branch node values are not supported",
+        ));
+    }
+    let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
+    for (slot, item) in children.iter_mut().zip(items) {
+        if item != [EMPTY_STRING_CODE] {
+            *slot = Some(RlpNode::from_raw_rlp(item)?);
+        }
+    }
+    Ok(Some(children))
 }
 
 /// Root hash of a trie whose root node has the given RLP: keccak of it even when short.
@@ -103,6 +148,49 @@ pub(crate) fn root_hash(root_rlp: &[u8]) -> B256 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn branches_decode_as_alloy_decodes_them() {
+        // A branch with a hash child and an embedded (short) child.
+        let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
+        children[0] = Some(RlpNode::word_rlp(&B256::repeat_byte(1)));
+        children[15] = Some(
+            Node::Leaf {
+                key: Nibbles::from_nibbles([4]),
+                value: vec![9],
+            }
+            .encode()
+            .node_ref,
+        );
+        let rlp = Node::Branch { children }.encode().rlp;
+        let TrieNode::Branch(alloy) = TrieNode::decode(&mut &rlp[..]).unwrap() else {
+            panic!("not a branch")
+        };
+        let Node::Branch { children } = Node::decode(&rlp).unwrap() else {
+            panic!("not a branch")
+        };
+        let ours: Vec<RlpNode> = children.iter().flatten().cloned().collect();
+        assert_eq!(ours, alloy.stack);
+        assert!(children[15].as_ref().is_some_and(|c| !c.is_hash()));
+
+        // What alloy refuses is refused: a value in the branch, 16 or 18 items, a cut payload.
+        let list = |items: usize, value: u8| {
+            let mut payload = vec![EMPTY_STRING_CODE; items - 1];
+            payload.push(value);
+            let mut rlp = vec![0xc0 + payload.len() as u8];
+            rlp.extend(payload);
+            rlp
+        };
+        for bad in [
+            list(17, 0x01),
+            list(16, EMPTY_STRING_CODE),
+            list(18, EMPTY_STRING_CODE),
+            rlp[..rlp.len() - 1].to_vec(),
+        ] {
+            assert!(TrieNode::decode(&mut &bad[..]).is_err());
+            assert!(Node::decode(&bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn nodes_roundtrip_through_rlp() {

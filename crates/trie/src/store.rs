@@ -16,6 +16,11 @@ pub trait TrieStore {
     fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
         Err(TrieError::ReadOnly)
     }
+    /// [`put`](Self::put) of a value the caller is done with: a store that keeps its values in
+    /// memory takes it over instead of copying it.
+    fn put_owned(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), TrieError> {
+        self.put(key, &value)
+    }
     /// Remove `key` (no error when it is absent).
     fn delete(&mut self, _key: &[u8]) -> Result<(), TrieError> {
         Err(TrieError::ReadOnly)
@@ -65,7 +70,11 @@ impl TrieStore for MemoryTrieStore {
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.nodes.insert(key.to_vec(), value.to_vec());
+        self.put_owned(key, value.to_vec())
+    }
+
+    fn put_owned(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), TrieError> {
+        self.nodes.insert(key.to_vec(), value);
         Ok(())
     }
 
@@ -225,9 +234,11 @@ impl TrieStore for OverlayTrie<'_> {
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.writes
-            .writes
-            .insert(key.to_vec(), Some(value.to_vec()));
+        self.put_owned(key, value.to_vec())
+    }
+
+    fn put_owned(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), TrieError> {
+        self.writes.writes.insert(key.to_vec(), Some(value));
         Ok(())
     }
 

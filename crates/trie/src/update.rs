@@ -11,6 +11,7 @@
 
 use alloy_primitives::B256;
 use alloy_trie::{nodes::RlpNode, Nibbles, EMPTY_ROOT_HASH};
+use arrayvec::ArrayVec;
 
 use super::TrieError;
 use super::{
@@ -67,10 +68,15 @@ pub(crate) fn prepare<V: Into<Value>>(mut updates: Vec<(B256, Option<V>)>) -> Ve
     out
 }
 
-/// Store key of the node at `path` in the trie identified by `prefix`.
-pub(crate) fn node_key(prefix: &[u8], path: &Nibbles) -> Vec<u8> {
-    let mut key = Vec::with_capacity(prefix.len() + path.len());
-    key.extend_from_slice(prefix);
+/// Longest node key: a storage trie's prefix and a full path of 64 nibbles.
+const MAX_NODE_KEY: usize = crate::STORAGE_PREFIX_LEN + 64;
+
+/// Store key of the node at `path` in the trie identified by `prefix`, one byte a nibble. Built
+/// on the stack: every node read and write makes one.
+pub(crate) fn node_key(prefix: &[u8], path: &Nibbles) -> ArrayVec<u8, MAX_NODE_KEY> {
+    let mut key = ArrayVec::new();
+    key.try_extend_from_slice(prefix)
+        .expect("a trie prefix is at most 33 bytes");
     key.extend(path.iter());
     key
 }
@@ -152,8 +158,9 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             }
             Some(node) => {
                 let enc = node.encode();
-                self.put(&root_path, &enc.rlp)?;
-                Ok(root_hash(&enc.rlp))
+                let hash = root_hash(&enc.rlp);
+                self.put(&root_path, enc.rlp)?;
+                Ok(hash)
             }
         }
     }
@@ -167,8 +174,8 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))
     }
 
-    fn put(&mut self, path: &Nibbles, rlp: &[u8]) -> Result<(), TrieError> {
-        self.store.put(&node_key(self.prefix, path), rlp)
+    fn put(&mut self, path: &Nibbles, rlp: Vec<u8>) -> Result<(), TrieError> {
+        self.store.put_owned(&node_key(self.prefix, path), rlp)
     }
 
     fn delete(&mut self, path: &Nibbles) -> Result<(), TrieError> {
@@ -263,7 +270,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 child,
             }
             .encode();
-            self.put(&child_path, &rest.rlp)?;
+            self.put(&child_path, rest.rlp)?;
             rest.node_ref
         };
         let mut children: Box<[Option<RlpNode>; 16]> = Box::default();
@@ -291,7 +298,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             }
             Some(branch @ Node::Branch { .. }) => {
                 let enc = branch.encode();
-                self.put(&child_path, &enc.rlp)?;
+                self.put(&child_path, enc.rlp)?;
                 Some(Node::Extension {
                     key,
                     child: enc.node_ref,
@@ -382,7 +389,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 for (nibble, _, rlp) in changed {
                     let mut child_path = path;
                     child_path.push(nibble);
-                    self.put(&child_path, &rlp)?;
+                    self.put(&child_path, rlp)?;
                 }
                 return Ok(Some(Node::Branch { children }));
             }
@@ -413,7 +420,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             }
             Node::Branch { .. } => {
                 if let Some(rlp) = rlp {
-                    self.put(&child_path, &rlp)?;
+                    self.put(&child_path, rlp)?;
                 }
                 let child = children[only as usize].take().expect("child present");
                 Node::Extension { key: head, child }
@@ -442,7 +449,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 }
                 let branch_path = first.slice(..shared);
                 let branch = self.build_branch(branch_path, inserts)?.encode();
-                self.put(&branch_path, &branch.rlp)?;
+                self.put(&branch_path, branch.rlp)?;
                 Ok(Some(Node::Extension {
                     key: first.slice(depth..shared),
                     child: branch.node_ref,
@@ -469,7 +476,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             child_path.push(nibble);
             if let Some(child) = self.build(child_path, &inserts[start..end])? {
                 let enc = child.encode();
-                self.put(&child_path, &enc.rlp)?;
+                self.put(&child_path, enc.rlp)?;
                 children[nibble as usize] = Some(enc.node_ref);
             }
             start = end;
@@ -511,7 +518,7 @@ pub(crate) mod tests {
                     "stale reference at {path:?}"
                 );
             }
-            nodes.insert(key);
+            nodes.insert(key.to_vec());
             match Node::decode(&rlp).unwrap() {
                 Node::Leaf { key, value } => {
                     leaves.push((B256::from_slice(&path.join(&key).pack()), value));
