@@ -150,6 +150,10 @@ fn keys_with_prefix(nodes: &NodeTable<'_>, prefix: &[u8]) -> Result<Vec<Vec<u8>>
 pub struct OverlayTrie<'a> {
     base: &'a dyn TrieStore,
     writes: OverlayWrites,
+    /// Overlays put over this one and not merged into `writes` yet, oldest first (none wipes
+    /// anything): a block's sixteen subtries are merged in one sort once they are all in,
+    /// rather than by rebuilding the map for each.
+    pending: Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
 }
 
 impl<'a> OverlayTrie<'a> {
@@ -161,12 +165,27 @@ impl<'a> OverlayTrie<'a> {
                 wiped: Vec::new(),
                 writes: BTreeMap::new(),
             },
+            pending: Vec::new(),
         }
     }
 
     /// The overlay's writes, to replay on the store its base was read from.
-    pub(crate) fn into_writes(self) -> OverlayWrites {
+    pub(crate) fn into_writes(mut self) -> OverlayWrites {
+        self.merge_pending();
         self.writes
+    }
+
+    /// Merges the pending overlays into `writes`, the latest write of a key winning (a map
+    /// built from an iterator keeps the last value of equal keys).
+    fn merge_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let writes = std::mem::take(&mut self.writes.writes);
+        self.writes.writes = writes
+            .into_iter()
+            .chain(self.pending.drain(..).flatten())
+            .collect();
     }
 }
 
@@ -227,6 +246,9 @@ impl OverlayWrites {
 
 impl TrieStore for OverlayTrie<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+        if let Some(found) = self.pending.iter().rev().find_map(|p| p.get(key)) {
+            return Ok(found.clone());
+        }
         match self.writes.get(key) {
             Some(found) => Ok(found),
             None => self.base.get(key),
@@ -238,26 +260,29 @@ impl TrieStore for OverlayTrie<'_> {
     }
 
     fn put_owned(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), TrieError> {
+        self.merge_pending();
         self.writes.writes.insert(key.to_vec(), Some(value));
         Ok(())
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+        self.merge_pending();
         self.writes.writes.insert(key.to_vec(), None);
         Ok(())
     }
 
     fn delete_prefix(&mut self, prefix: &[u8]) -> Result<(), TrieError> {
+        self.merge_pending();
         self.writes.writes.retain(|k, _| !k.starts_with(prefix));
         self.writes.wiped.push(prefix.to_vec());
         Ok(())
     }
 
-    fn put_overlay(&mut self, mut writes: OverlayWrites) -> Result<(), TrieError> {
+    fn put_overlay(&mut self, writes: OverlayWrites) -> Result<(), TrieError> {
         for prefix in &writes.wiped {
             self.delete_prefix(prefix)?;
         }
-        self.writes.writes.append(&mut writes.writes);
+        self.pending.push(writes.writes);
         Ok(())
     }
 }
@@ -301,6 +326,53 @@ pub(crate) mod tests {
         overlay.put(&[7, 1], b"new").unwrap();
         assert_eq!(overlay.get(&[7, 1]).unwrap().as_deref(), Some(&b"new"[..]));
         assert_eq!(base.get(&[1, 2]).unwrap().as_deref(), Some(&b"base"[..]));
+    }
+
+    #[test]
+    fn overlays_put_over_an_overlay_read_and_replay_as_if_written_in_order() {
+        let base = MemoryTrieStore::new();
+        let child = |writes: &[(&[u8], Option<&[u8]>)], wipe: Option<&[u8]>| {
+            let mut overlay = OverlayTrie::new(&base);
+            if let Some(prefix) = wipe {
+                overlay.delete_prefix(prefix).unwrap();
+            }
+            for (key, value) in writes {
+                match value {
+                    Some(value) => overlay.put(key, value).unwrap(),
+                    None => overlay.delete(key).unwrap(),
+                }
+            }
+            overlay.into_writes()
+        };
+        let mut top = OverlayTrie::new(&base);
+        top.put(&[5], b"top").unwrap();
+        top.put(&[9, 1], b"wiped later").unwrap();
+        top.put_overlay(child(&[(&[3], Some(b"first")), (&[1], Some(b"one"))], None))
+            .unwrap();
+        top.put_overlay(child(&[(&[3], Some(b"second")), (&[5], None)], None))
+            .unwrap();
+        // Read while pending: the latest overlay's write wins.
+        assert_eq!(top.get(&[3]).unwrap().as_deref(), Some(&b"second"[..]));
+        assert_eq!(top.get(&[5]).unwrap(), None);
+        // A wipe reaches what was written before it, pending or not, and not what comes after.
+        top.put_overlay(child(&[(&[9, 2], Some(b"after"))], Some(&[9])))
+            .unwrap();
+        assert_eq!(top.get(&[9, 1]).unwrap(), None);
+        top.put(&[4], b"last").unwrap();
+        let writes = top.into_writes();
+        let mut replayed = MemoryTrieStore::new();
+        writes.write_to(&mut replayed).unwrap();
+        let entries: Vec<_> = replayed.iter().collect();
+        assert_eq!(
+            entries,
+            [
+                (&[1][..], &b"one"[..]),
+                (&[3][..], &b"second"[..]),
+                (&[4][..], &b"last"[..]),
+                (&[9, 2][..], &b"after"[..]),
+            ]
+        );
+        assert_eq!(writes.wiped(), [vec![9u8]]);
     }
 
     #[test]
