@@ -168,6 +168,9 @@ pub struct Chain {
     side: Mutex<reorg::SideBlocks>,
     /// Blocks taken back by a reorganisation, announced before the new chain's blocks.
     reorgs: broadcast::Sender<Arc<reorg::Reorg>>,
+    /// Tests: the block whose unwind fails (a storage failure halfway through a reorganisation).
+    #[cfg(test)]
+    fail_unwind_at: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for Chain {
@@ -302,6 +305,8 @@ impl Chain {
             bad_blocks: Default::default(),
             side: Default::default(),
             reorgs: broadcast::channel(crate::constants::SUBSCRIPTION_BUFFER).0,
+            #[cfg(test)]
+            fail_unwind_at: Mutex::new(None),
         })
     }
 

@@ -173,7 +173,16 @@ impl Chain {
         self.storage.state_at(Some(fork))?;
         let mut removed = Vec::with_capacity((head - fork) as usize);
         for n in (fork + 1..=head).rev() {
-            removed.push(self.unwind_locked(n)?);
+            match self.unwind_locked(n) {
+                Ok(block) => removed.push(block),
+                Err(e) => {
+                    // A storage failure halfway: the blocks taken back so far come back, so
+                    // that the chain ends where it started rather than shortened.
+                    removed.reverse();
+                    self.restore(removed, &e);
+                    return Err(e);
+                }
+            }
         }
         removed.reverse();
         let old: Vec<Block<TxEnvelope>> = removed
@@ -216,12 +225,46 @@ impl Chain {
         Ok(Competing::Reorganised(self.head().header.number))
     }
 
+    /// Imports again `removed` (in order, from the head's child), blocks an unwind took back
+    /// before it failed with `cause`: announced as taken back, then as new, as any block a
+    /// reorganisation takes back and brings again.
+    fn restore(&self, removed: Vec<(StoredBlock, Vec<ReceiptEnvelope>)>, cause: &ChainError) {
+        if removed.is_empty() {
+            return;
+        }
+        let blocks: Vec<_> = removed
+            .iter()
+            .map(|(b, _)| {
+                let block = Block {
+                    header: b.header.clone(),
+                    body: b.body.clone(),
+                };
+                (block, b.senders.clone())
+            })
+            .collect();
+        let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+        for (block, senders) in blocks {
+            let number = block.header.number;
+            if let Err(e) = self.import_locked(block, Some(senders), true) {
+                tracing::error!(target: "l2node::chain", error = %e, cause = %cause, number, "cannot import again a block taken back by a failed reorganisation: the head stays lower, and sync brings the block again");
+                return;
+            }
+        }
+    }
+
     /// Takes back the head block `number`: executes it again on its parent's state to know
     /// what it changed, then unwinds storage and moves the head to the parent.
     fn unwind_locked(
         &self,
         number: u64,
     ) -> Result<(StoredBlock, Vec<ReceiptEnvelope>), ChainError> {
+        #[cfg(test)]
+        if self.fail_unwind_at.lock().is_some_and(|n| n == number) {
+            return Err(l2node_storage::StorageError::Io(std::io::Error::other(
+                "injected unwind failure",
+            ))
+            .into());
+        }
         let spec = self.spec();
         // One read, checked: the Karma delta below needs every receipt (a slash is a log).
         let (stored, receipts) = self

@@ -391,6 +391,63 @@ fn a_heavier_competing_chain_replaces_the_head() {
     assert_tries(&follower, &[alice, carol]);
 }
 
+/// A reorganisation whose unwind fails halfway (a storage failure) puts back the blocks it had
+/// taken back: the head, state and tries are where they were, the blocks are announced as taken
+/// back and imported again, and the chain goes on.
+#[test]
+fn a_reorganisation_that_fails_halfway_puts_the_head_back() {
+    let spec = dev();
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let a = open(dirs[0].path(), &spec).unwrap();
+    let b = open(dirs[1].path(), &spec).unwrap();
+    let follower = open(dirs[2].path(), &spec).unwrap();
+    let (alice, carol) = (&dev_accounts()[0], &dev_accounts()[1]);
+    let a_blocks: Vec<_> = (0..3)
+        .map(|n| mine(&a, vec![free_transfer(&spec, alice, n)]))
+        .collect();
+    let b_blocks: Vec<_> = (0..4)
+        .map(|n| mine(&b, vec![free_transfer(&spec, carol, n)]))
+        .collect();
+    for block in &a_blocks {
+        follower.import(as_block(block.clone())).unwrap();
+    }
+    let mut reorgs = follower.subscribe_reorgs();
+    let mut blocks = follower.subscribe();
+    // Taking back block 3 works, block 2 fails.
+    *follower.fail_unwind_at.lock() = Some(2);
+    for block in &b_blocks[..3] {
+        assert_eq!(
+            follower.import_competing(as_block(block.clone())).unwrap(),
+            Competing::Kept
+        );
+    }
+    let err = follower
+        .import_competing(as_block(b_blocks[3].clone()))
+        .unwrap_err();
+    assert!(err.to_string().contains("injected unwind failure"), "{err}");
+    assert_eq!(follower.head().hash, a.head().hash);
+    let removed: Vec<u64> = reorgs
+        .try_recv()
+        .unwrap()
+        .removed
+        .iter()
+        .map(|(b, _)| b.header.number)
+        .collect();
+    assert_eq!(removed, [3]);
+    assert_eq!(blocks.try_recv().unwrap().block.hash, a_blocks[2].hash);
+    let tx = a_blocks[2].body.transactions[0].tx_hash();
+    assert_eq!(
+        follower.storage().tx_location(tx).unwrap().map(|l| l.0),
+        Some(3)
+    );
+    assert_tries(&follower, &[alice, carol]);
+    // The chain goes on.
+    *follower.fail_unwind_at.lock() = None;
+    let a4 = mine(&a, vec![free_transfer(&spec, alice, 3)]);
+    follower.import(as_block(a4)).unwrap();
+    assert_eq!(follower.head().hash, a.head().hash);
+}
+
 /// The stored trie at every block of `c` agrees with that block: its root node hashes to the
 /// header's state root, and the accounts of `who` read through it (a proof) are the ones the
 /// state history gives (so nothing of a block taken back is read at an earlier block).
