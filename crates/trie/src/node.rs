@@ -96,7 +96,11 @@ impl Node {
                 key: ext.key,
                 child: ext.child,
             },
-            TrieNode::Branch(_) => unreachable!("branches are decoded above"),
+            TrieNode::Branch(_) => {
+                return Err(TrieError::Corrupt(
+                    "a branch the branch decoder refused".into(),
+                ))
+            }
             TrieNode::EmptyRoot => return Err(TrieError::Corrupt("empty node stored".into())),
         })
     }

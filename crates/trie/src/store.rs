@@ -175,17 +175,26 @@ impl<'a> OverlayTrie<'a> {
         self.writes
     }
 
-    /// Merges the pending overlays into `writes`, the latest write of a key winning (a map
-    /// built from an iterator keeps the last value of equal keys).
+    /// Merges the pending overlays into `writes`, the latest write of a key winning: one stable
+    /// sort of everything, then the last of equal keys kept.
     fn merge_pending(&mut self) {
         if self.pending.is_empty() {
             return;
         }
-        let writes = std::mem::take(&mut self.writes.writes);
-        self.writes.writes = writes
+        let mut all: Vec<_> = std::mem::take(&mut self.writes.writes)
             .into_iter()
             .chain(self.pending.drain(..).flatten())
             .collect();
+        all.sort_by(|(a, _), (b, _)| a.cmp(b));
+        // `dedup_by` keeps the first of a run: it takes the later value as it goes.
+        all.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(&mut later.1, &mut kept.1);
+            }
+            same
+        });
+        self.writes.writes = all.into_iter().collect();
     }
 }
 

@@ -76,7 +76,7 @@ const MAX_NODE_KEY: usize = crate::STORAGE_PREFIX_LEN + 64;
 pub(crate) fn node_key(prefix: &[u8], path: &Nibbles) -> ArrayVec<u8, MAX_NODE_KEY> {
     let mut key = ArrayVec::new();
     key.try_extend_from_slice(prefix)
-        .expect("a trie prefix is at most 33 bytes");
+        .expect("a trie prefix is at most STORAGE_PREFIX_LEN bytes");
     key.extend(path.iter());
     key
 }

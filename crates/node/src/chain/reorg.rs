@@ -13,7 +13,7 @@
 use std::{collections::HashMap, sync::Arc};
 
 use alloy_consensus::{proofs, Block, ReceiptEnvelope, TxEnvelope};
-use alloy_primitives::{B256, U256};
+use alloy_primitives::{Address, B256, U256};
 
 use super::{check, clique, recover_senders, validate, Chain, ChainError, Head};
 use crate::constants::{MAX_REORG_DEPTH, MAX_SIDE_BLOCKS};
@@ -159,7 +159,8 @@ impl Chain {
     }
 
     /// Takes the chain back to `fork` and imports `branch` (which starts at `fork + 1`); if a
-    /// block of it is invalid, the old blocks come back and the error is returned.
+    /// block of it is invalid, or taking our blocks back fails halfway, the old blocks come back
+    /// and the error is returned.
     fn reorganise(
         &self,
         fork: u64,
@@ -176,22 +177,19 @@ impl Chain {
             match self.unwind_locked(n) {
                 Ok(block) => removed.push(block),
                 Err(e) => {
-                    // A storage failure halfway: the blocks taken back so far come back, so
-                    // that the chain ends where it started rather than shortened.
+                    // A failure halfway (storage, or executing a block again): the blocks
+                    // taken back so far are announced as such and come back, so that the chain
+                    // ends at the head it had rather than shortened.
                     removed.reverse();
-                    self.restore(removed, &e);
+                    let old = blocks_of(&removed);
+                    let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+                    self.import_again(old, &e);
                     return Err(e);
                 }
             }
         }
         removed.reverse();
-        let old: Vec<Block<TxEnvelope>> = removed
-            .iter()
-            .map(|(b, _)| Block {
-                header: b.header.clone(),
-                body: b.body.clone(),
-            })
-            .collect();
+        let old = blocks_of(&removed);
         let _ = self.reorgs.send(Arc::new(Reorg { removed }));
         for (i, block) in branch.iter().enumerate() {
             let hash = block.header.hash_slow();
@@ -200,16 +198,15 @@ impl Chain {
                 self.side.lock().blocks.remove(&hash);
                 self.record_bad_block(alloy_rlp::encode(&**block).into());
                 // The competing blocks already imported go (announced like any taken back),
-                // and ours come back through the ordinary path.
+                // and ours come back through the ordinary path. (Should taking one of them back
+                // fail, the chain stays on a valid part of the competing chain.)
                 let mut undone = Vec::with_capacity(i);
                 for n in (fork + 1..=fork + i as u64).rev() {
                     undone.push(self.unwind_locked(n)?);
                 }
                 undone.reverse();
                 let _ = self.reorgs.send(Arc::new(Reorg { removed: undone }));
-                for b in old {
-                    self.import_locked(b, None, true)?;
-                }
+                self.import_again(old, &e);
                 return Err(e);
             }
         }
@@ -218,35 +215,21 @@ impl Chain {
             side.blocks.remove(&block.header.hash_slow());
         }
         // Our old blocks are the competing ones now.
-        for b in old {
+        for (b, _) in old {
             let hash = b.header.hash_slow();
             side.insert(hash, Arc::new(b));
         }
         Ok(Competing::Reorganised(self.head().header.number))
     }
 
-    /// Imports again `removed` (in order, from the head's child), blocks an unwind took back
-    /// before it failed with `cause`: announced as taken back, then as new, as any block a
-    /// reorganisation takes back and brings again.
-    fn restore(&self, removed: Vec<(StoredBlock, Vec<ReceiptEnvelope>)>, cause: &ChainError) {
-        if removed.is_empty() {
-            return;
-        }
-        let blocks: Vec<_> = removed
-            .iter()
-            .map(|(b, _)| {
-                let block = Block {
-                    header: b.header.clone(),
-                    body: b.body.clone(),
-                };
-                (block, b.senders.clone())
-            })
-            .collect();
-        let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+    /// Imports again, in order, blocks a reorganisation took back before it failed with
+    /// `cause`, with their stored senders; a block that cannot be is logged, and sync brings it
+    /// and the ones after it again.
+    fn import_again(&self, blocks: Vec<(Block<TxEnvelope>, Vec<Address>)>, cause: &ChainError) {
         for (block, senders) in blocks {
             let number = block.header.number;
             if let Err(e) = self.import_locked(block, Some(senders), true) {
-                tracing::error!(target: "l2node::chain", error = %e, cause = %cause, number, "cannot import again a block taken back by a failed reorganisation: the head stays lower, and sync brings the block again");
+                tracing::error!(target: "l2node::chain", error = %e, cause = %cause, number, "cannot import again a block taken back by a failed reorganisation: the head stays lower");
                 return;
             }
         }
@@ -306,6 +289,22 @@ impl Chain {
         });
         Ok((stored, receipts))
     }
+}
+
+/// The blocks and senders of blocks taken back, to import them again.
+fn blocks_of(
+    removed: &[(StoredBlock, Vec<ReceiptEnvelope>)],
+) -> Vec<(Block<TxEnvelope>, Vec<Address>)> {
+    removed
+        .iter()
+        .map(|(b, _)| {
+            let block = Block {
+                header: b.header.clone(),
+                body: b.body.clone(),
+            };
+            (block, b.senders.clone())
+        })
+        .collect()
 }
 
 fn missing(number: u64) -> ChainError {

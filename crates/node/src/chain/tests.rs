@@ -435,6 +435,7 @@ fn a_reorganisation_that_fails_halfway_puts_the_head_back() {
         .collect();
     assert_eq!(removed, [3]);
     assert_eq!(blocks.try_recv().unwrap().block.hash, a_blocks[2].hash);
+    assert!(reorgs.try_recv().is_err() && blocks.try_recv().is_err());
     let tx = a_blocks[2].body.transactions[0].tx_hash();
     assert_eq!(
         follower.storage().tx_location(tx).unwrap().map(|l| l.0),
