@@ -317,24 +317,58 @@ fn free_transfer(spec: &ChainSpec, from: &PrivateKeySigner, nonce: u64) -> Recov
     legacy_transfer(spec, from, nonce, 1, 0)
 }
 
-/// A follower on chain A (two blocks) sees a competing chain B from genesis: B's first two
-/// blocks are kept aside (a tie keeps the head), its third makes it heavier and the follower
-/// switches: A's blocks are taken back (state, transactions, Karma ledger) and announced, B's
-/// are executed, and the follower then goes on with B as if it had never seen A.
-#[test]
-fn a_heavier_competing_chain_replaces_the_head() {
+/// Three chains of the dev spec: A with `a_len` blocks (one free transfer of alice's each), B
+/// with four (carol's), and a follower that has seen neither yet.
+struct CompetingChains {
+    spec: ChainSpec,
+    _dirs: Vec<tempfile::TempDir>,
+    a: Chain,
+    b: Chain,
+    follower: Chain,
+    a_blocks: Vec<StoredBlock>,
+    b_blocks: Vec<StoredBlock>,
+}
+
+fn competing_chains(a_len: u64) -> CompetingChains {
     let spec = dev();
     let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
     let a = open(dirs[0].path(), &spec).unwrap();
     let b = open(dirs[1].path(), &spec).unwrap();
     let follower = open(dirs[2].path(), &spec).unwrap();
     let (alice, carol) = (&dev_accounts()[0], &dev_accounts()[1]);
-    let a_blocks: Vec<_> = (0..2)
+    let a_blocks = (0..a_len)
         .map(|n| mine(&a, vec![free_transfer(&spec, alice, n)]))
         .collect();
-    let b_blocks: Vec<_> = (0..4)
+    let b_blocks = (0..4)
         .map(|n| mine(&b, vec![free_transfer(&spec, carol, n)]))
         .collect();
+    CompetingChains {
+        spec,
+        _dirs: dirs,
+        a,
+        b,
+        follower,
+        a_blocks,
+        b_blocks,
+    }
+}
+
+/// A follower on chain A (two blocks) sees a competing chain B from genesis: B's first two
+/// blocks are kept aside (a tie keeps the head), its third makes it heavier and the follower
+/// switches: A's blocks are taken back (state, transactions, Karma ledger) and announced, B's
+/// are executed, and the follower then goes on with B as if it had never seen A.
+#[test]
+fn a_heavier_competing_chain_replaces_the_head() {
+    let CompetingChains {
+        spec,
+        _dirs,
+        a,
+        b,
+        follower,
+        a_blocks,
+        b_blocks,
+    } = competing_chains(2);
+    let (alice, carol) = (&dev_accounts()[0], &dev_accounts()[1]);
     let epoch = follower
         .ledger()
         .unwrap()
@@ -396,18 +430,16 @@ fn a_heavier_competing_chain_replaces_the_head() {
 /// back and imported again, and the chain goes on.
 #[test]
 fn a_reorganisation_that_fails_halfway_puts_the_head_back() {
-    let spec = dev();
-    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
-    let a = open(dirs[0].path(), &spec).unwrap();
-    let b = open(dirs[1].path(), &spec).unwrap();
-    let follower = open(dirs[2].path(), &spec).unwrap();
+    let CompetingChains {
+        spec,
+        _dirs,
+        a,
+        b: _,
+        follower,
+        a_blocks,
+        b_blocks,
+    } = competing_chains(3);
     let (alice, carol) = (&dev_accounts()[0], &dev_accounts()[1]);
-    let a_blocks: Vec<_> = (0..3)
-        .map(|n| mine(&a, vec![free_transfer(&spec, alice, n)]))
-        .collect();
-    let b_blocks: Vec<_> = (0..4)
-        .map(|n| mine(&b, vec![free_transfer(&spec, carol, n)]))
-        .collect();
     for block in &a_blocks {
         follower.import(as_block(block.clone())).unwrap();
     }
