@@ -15,7 +15,7 @@ use l2node_node::chain::Chain;
 use l2node_node::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
 use l2node_node::dev::dev_accounts;
 use l2node_node::pool::{Pool, PoolConfig};
-use l2node_node::sync::{import_gossiped, import_range};
+use l2node_node::sync::{import_gossiped, SyncDurability};
 
 /// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
 #[global_allocator]
@@ -144,8 +144,8 @@ fn run(
     );
     assert_eq!(follower.head().hash, chain.head().hash);
 
-    // As a follower syncs: encoded blocks in ranges as large as a peer's answer, each range
-    // durable at its end, senders recovered ahead of execution.
+    // As a follower syncs: encoded blocks in ranges as large as a peer's answer, senders
+    // recovered ahead of execution.
     let dir3 = tempfile::tempdir().unwrap();
     let syncer = fresh_follower(&dir3);
     let mut ranges: Vec<Vec<Bytes>> = vec![Vec::new()];
@@ -163,10 +163,13 @@ fn run(
         range_bytes += raw.len();
         ranges.last_mut().unwrap().push(raw);
     }
+    // As the node's importer does: the disk waited for every few seconds, and at the end.
     let start = Instant::now();
+    let mut durability = SyncDurability::default();
     for range in &ranges {
-        import_range(&syncer, range).unwrap();
+        durability.import_range(&syncer, range).unwrap();
     }
+    durability.idle(&syncer).unwrap();
     report(
         &format!("sync    {label}, {} ranges", ranges.len()),
         total,

@@ -7,7 +7,8 @@
 //! `cargo bench -p l2node-node --bench snapshot` (env: BENCH_SNAPSHOT_ACCOUNTS, default
 //! 1,000,000; BENCH_TXS_PER_BLOCK, default 1,400; BENCH_SNAPSHOT_FULL=1 also times a follower
 //! that executes every block instead, for comparison; BENCH_DB_CACHE_MIB, the page cache of
-//! both nodes, default the node's 256).
+//! both nodes, default the node's 256; BENCH_SNAPSHOT_DIR keeps the sequencer's chain there for
+//! later runs with the same accounts and block size, which then skip its minutes of signing).
 
 use std::{
     sync::Arc,
@@ -82,33 +83,51 @@ async fn follow(
 fn main() {
     let accounts = env_or("BENCH_SNAPSHOT_ACCOUNTS", 1_000_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
-    let dir = tempfile::tempdir().unwrap();
-    let chain = Arc::new(open(dir.path()));
-    let start = Instant::now();
-    fill_with_transfers(&chain, accounts, per_block, |_| {});
-    let done = accounts;
-    // Empty blocks up to a multiple of the snapshot interval: the follower then has no block
-    // to execute after the snapshot, and the time is the snapshot's alone.
-    while !chain
-        .head()
-        .header
-        .number
-        .is_multiple_of(l2node_node::constants::SNAPSHOT_INTERVAL)
-    {
-        produce(&chain, Vec::new());
+    let temp = tempfile::tempdir().unwrap();
+    let dir = match std::env::var_os("BENCH_SNAPSHOT_DIR") {
+        Some(kept) => std::path::PathBuf::from(kept).join(format!("{accounts}-{per_block}")),
+        None => temp.path().to_path_buf(),
+    };
+    // A kept chain is marked done once filled, so an interrupted fill is never taken for one.
+    let filled = dir.join("filled");
+    let reused = filled.exists();
+    if !reused && dir.exists() {
+        std::fs::remove_dir_all(&dir).unwrap();
     }
+    std::fs::create_dir_all(&dir).unwrap();
+    let chain = Arc::new(open(&dir));
+    let start = Instant::now();
+    if !reused {
+        fill_with_transfers(&chain, accounts, per_block, |_| {});
+        // Empty blocks up to a multiple of the snapshot interval: the follower then has no
+        // block to execute after the snapshot, and the time is the snapshot's alone.
+        while !chain
+            .head()
+            .header
+            .number
+            .is_multiple_of(l2node_node::constants::SNAPSHOT_INTERVAL)
+        {
+            produce(&chain, Vec::new());
+        }
+        std::fs::write(&filled, b"").unwrap();
+    }
+    let done = accounts;
     let head = chain.head().header.number;
-    println!(
-        "sequencer: {done} transfers to new addresses in {head} blocks ({:.1} s to sign and produce)",
-        start.elapsed().as_secs_f64()
-    );
+    if reused {
+        println!("sequencer: {done} transfers to new addresses in {head} blocks (kept from an earlier run)");
+    } else {
+        println!(
+            "sequencer: {done} transfers to new addresses in {head} blocks ({:.1} s to sign and produce)",
+            start.elapsed().as_secs_f64()
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let seq = serve(dir.path(), chain.clone(), P2pRole::Sequencer, vec![], false).await;
+        let seq = serve(&dir, chain.clone(), P2pRole::Sequencer, vec![], false).await;
         let boot = seq.local_addr().clone();
         let (joined, total) = follow(boot.clone(), head, true).await;
         let (number, at) = joined.expect("the follower joined from a snapshot");

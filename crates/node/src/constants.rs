@@ -419,6 +419,10 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// keep the executing thread fed when a block recovers faster than its neighbour executes;
 /// more would only hold more decoded blocks in memory.
 pub const SYNC_RECOVERY_AHEAD: usize = 2;
+/// Longest a follower syncing in ranges goes without waiting for the disk
+/// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten
+/// seconds is a few ranges at full speed, so the waits are a small part of a sync.
+pub const SYNC_DURABLE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 /// Most headers in one sync response: a header is about 600 bytes, so 1,024 (geth's limit for
 /// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
 pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;

@@ -170,8 +170,15 @@ impl Storage {
     pub fn flush_trie(&self) -> Result<(), StorageError> {
         if !self.write_trie_buffer(true)? {
             // An earlier write-out may not have waited for the disk.
-            self.db.begin_write()?.commit()?;
+            self.persist()?;
         }
+        Ok(())
+    }
+
+    /// Waits for the disk for every commit made so far, those made with `durable: false`
+    /// ([`Storage::commit_block_with`]) included: an empty durable commit.
+    pub fn persist(&self) -> Result<(), StorageError> {
+        self.db.begin_write()?.commit()?;
         Ok(())
     }
 

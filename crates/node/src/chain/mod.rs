@@ -388,9 +388,9 @@ impl Chain {
     }
 
     /// [`Chain::import`] without waiting for the disk unless `durable` (see
-    /// [`Storage::commit_block_with`]): a follower importing a range of blocks makes only the
-    /// last one durable, so a sync pays one disk flush per range instead of one per block. A
-    /// crash in between loses only blocks the peers still have; the node syncs them again.
+    /// [`Storage::commit_block_with`]): a follower syncing ranges of blocks waits for it only
+    /// every few seconds ([`crate::sync::SyncDurability`]). A crash in between loses only
+    /// blocks the peers still have; the node syncs them again.
     pub fn import_with(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
         self.import_recovered(block, None, durable)
     }

@@ -2,6 +2,7 @@
 //! ranges) on the importer thread, and pool validation of gossiped transactions and block
 //! serving on the blocking pool. Each result comes back to the swarm loop as a [`Done`].
 
+use std::sync::mpsc::TryRecvError;
 use std::sync::Arc;
 
 use alloy_primitives::Bytes;
@@ -11,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::chain::Chain;
 use crate::exclusions::Stage;
 use crate::pool::Pool;
-use crate::sync::{self, ImportRefusal, Imported, SyncResponse};
+use crate::sync::{self, ImportRefusal, Imported, SyncDurability, SyncResponse};
 
 /// Work for the importer thread; blocks are imported one at a time, in arrival order.
 pub(super) enum ImportJob {
@@ -91,21 +92,43 @@ fn run_importer(
     jobs: std::sync::mpsc::Receiver<ImportJob>,
     done: mpsc::UnboundedSender<Done>,
 ) {
-    while let Ok(job) = jobs.recv() {
+    let mut durability = SyncDurability::default();
+    loop {
+        let job = match jobs.try_recv() {
+            Ok(job) => job,
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {
+                wait_for_disk(&mut durability, chain);
+                match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                }
+            }
+        };
         let result = match job {
             ImportJob::Range { peer, blocks } => Done::Range {
                 peer,
-                refusal: sync::import_range(chain, &blocks).err(),
+                refusal: durability.import_range(chain, &blocks).err(),
             },
-            ImportJob::Gossip { peer, id, raw } => Done::Gossip {
-                peer,
-                id,
-                result: sync::import_gossiped(chain, pool, &raw),
-            },
+            ImportJob::Gossip { peer, id, raw } => {
+                let result = sync::import_gossiped(chain, pool, &raw);
+                if matches!(result, Ok(Imported::New(_))) {
+                    durability.waited();
+                }
+                Done::Gossip { peer, id, result }
+            }
         };
         if done.send(result).is_err() {
-            return;
+            break;
         }
+    }
+    wait_for_disk(&mut durability, chain);
+}
+
+/// [`SyncDurability::idle`]; a failure is logged, and the next range or stop tries again.
+fn wait_for_disk(durability: &mut SyncDurability, chain: &Chain) {
+    if let Err(e) = durability.idle(chain) {
+        tracing::warn!(target: "l2node::sync", error = %e, "could not wait for the disk after synced blocks; trying again after the next ones");
     }
 }
 
