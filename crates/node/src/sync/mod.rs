@@ -340,7 +340,7 @@ pub fn import_range(chain: &Chain, blocks: &[Bytes], durable: bool) -> Result<()
 /// (caught up, or waiting for a peer) it waits for everything imported so far. A crash thus
 /// loses at most that interval of sync, which the node fetches again from its peers, as geth
 /// and reth keep a syncing node's progress in memory between their periodic writes. Waiting
-/// after every range instead cost the snapshot bench's full sync (1M accounts) 7-20% of its
+/// after every range instead cost the snapshot bench's full sync (1M accounts) 7-17% of its
 /// time, the import thread idle while the disk caught up.
 #[derive(Debug)]
 pub struct SyncDurability {
