@@ -460,6 +460,75 @@ mod tests {
 
     use super::*;
 
+    /// A peer of an earlier version cannot read a header request (its stream fails, and the
+    /// request answers `None`): the joining node asks it for the blocks instead and takes
+    /// their headers, checked as the headers would be.
+    #[tokio::test]
+    async fn headers_come_from_blocks_when_a_peer_knows_no_header_request() {
+        let spec = std::sync::Arc::new(
+            crate::chainspec::ChainSpec::from_genesis(crate::dev::dev_genesis(0)).unwrap(),
+        );
+        let open = |dir: &tempfile::TempDir| {
+            let storage = l2node_storage::Storage::open(&dir.path().join("chain.redb")).unwrap();
+            Chain::open(storage, spec.clone()).unwrap()
+        };
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (miner, joiner) = (Arc::new(open(&a)), Arc::new(open(&b)));
+        for _ in 0..5 {
+            crate::test_utils::produce_block(&miner, Vec::new());
+        }
+        let head = miner.head();
+        let manifest = SnapManifest {
+            number: head.header.number,
+            hash: head.hash,
+            top: Vec::new(),
+            tiers: None,
+        };
+
+        let (commands, mut asked) = mpsc::unbounded_channel();
+        let peer = PeerId::random();
+        let old_peer = tokio::spawn({
+            let miner = miner.clone();
+            async move {
+                let mut requests = Vec::new();
+                while let Some(Command::Request { request, reply, .. }) = asked.recv().await {
+                    let answer = match &request {
+                        SyncRequest::Blocks { from, count } => Some(SyncResponse::Blocks(
+                            (*from..from + count)
+                                .map(|n| {
+                                    let stored = miner.storage().block(n).unwrap().unwrap();
+                                    let block = Block::<TxEnvelope> {
+                                        header: stored.header,
+                                        body: stored.body,
+                                    };
+                                    alloy_rlp::encode(block).into()
+                                })
+                                .collect(),
+                        )),
+                        _ => None,
+                    };
+                    requests.push(request);
+                    let _ = reply.send(answer);
+                }
+                requests
+            }
+        });
+        let got = headers(&Requests(commands), &joiner, &manifest, &[peer])
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let expected: Vec<Header> = (1..=5)
+            .map(|n| miner.storage().block(n).unwrap().unwrap().header)
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(
+            old_peer.await.unwrap(),
+            [
+                SyncRequest::Headers { from: 1, count: 5 },
+                SyncRequest::Blocks { from: 1, count: 5 }
+            ]
+        );
+    }
+
     /// A block's header read from its RLP, as asked of a peer that knows no header request.
     #[test]
     fn a_blocks_header_is_its_lists_first_item() {
