@@ -169,7 +169,7 @@ fn run(
     for range in &ranges {
         durability.import_range(&syncer, range).unwrap();
     }
-    durability.idle(&syncer).unwrap();
+    durability.idle(&syncer);
     report(
         &format!("sync    {label}, {} ranges", ranges.len()),
         total,

@@ -426,6 +426,11 @@ pub const SYNC_RECOVERY_AHEAD: usize = 8;
 /// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten
 /// seconds is a few ranges at full speed, so the waits are a small part of a sync.
 pub const SYNC_DURABLE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the importer waits for more work before it waits for the disk for the synced
+/// blocks not yet on it: longer than a peer takes to answer the next range while one is
+/// imported, so that a sync from a peer slower than the import does not wait after every
+/// range, and short enough that a caught-up follower's blocks are soon on disk.
+pub const SYNC_IDLE_BEFORE_DURABLE: std::time::Duration = std::time::Duration::from_secs(1);
 /// Most headers in one sync response: a header is about 600 bytes, so 1,024 (geth's limit for
 /// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
 pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;

@@ -96,7 +96,7 @@ fn p2p_addr(node: &NodeHandle) -> Multiaddr {
 }
 
 /// The same import without the network: blocks handed straight to `Chain::import_with`
-/// (every block durable, or only each 512th as sync does), for comparison.
+/// (every block durable, or only each 512th), for comparison.
 fn import_only(label: &str, source: &Chain, blocks: u64, per_block: u64) {
     let raw = l2node_node::sync::serve_blocks(source, 1, blocks.min(512)).unwrap();
     for durable_every in [1usize, 512] {

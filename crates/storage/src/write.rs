@@ -65,7 +65,8 @@ impl Storage {
     /// [`Storage::commit_block`], choosing whether the commit waits for the disk: a commit
     /// that does not (`durable: false`) becomes durable with the next one that does, and a
     /// crash before that takes the database back to the last durable commit as a whole (redb
-    /// commits stay atomic). Follower sync uses it within a range of blocks.
+    /// commits stay atomic). Follower sync uses it for the blocks it syncs, and waits for the disk
+    /// every few seconds ([`Storage::persist`]).
     pub fn commit_block_with<E: From<StorageError>>(
         &self,
         number: u64,

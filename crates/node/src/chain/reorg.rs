@@ -180,17 +180,13 @@ impl Chain {
                     // A failure halfway (storage, or executing a block again): the blocks
                     // taken back so far are announced as such and come back, so that the chain
                     // ends at the head it had rather than shortened.
-                    removed.reverse();
-                    let old = blocks_of(&removed);
-                    let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+                    let old = self.announce_taken_back(removed);
                     self.import_again(old, &e);
                     return Err(e);
                 }
             }
         }
-        removed.reverse();
-        let old = blocks_of(&removed);
-        let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+        let old = self.announce_taken_back(removed);
         for (i, block) in branch.iter().enumerate() {
             let hash = block.header.hash_slow();
             if let Err(e) = self.import_locked((**block).clone(), None, true) {
@@ -198,14 +194,21 @@ impl Chain {
                 self.side.lock().blocks.remove(&hash);
                 self.record_bad_block(alloy_rlp::encode(&**block).into());
                 // The competing blocks already imported go (announced like any taken back),
-                // and ours come back through the ordinary path. (Should taking one of them back
-                // fail, the chain stays on a valid part of the competing chain.)
+                // and ours come back through the ordinary path. Should taking one of them back
+                // fail, the chain stays on a valid part of the competing chain, and the block's
+                // error is the one returned.
                 let mut undone = Vec::with_capacity(i);
                 for n in (fork + 1..=fork + i as u64).rev() {
-                    undone.push(self.unwind_locked(n)?);
+                    match self.unwind_locked(n) {
+                        Ok(block) => undone.push(block),
+                        Err(undo) => {
+                            tracing::error!(target: "l2node::chain", error = %undo, cause = %e, number = n, "cannot take back a block of the heavier chain: the chain stays on its valid part");
+                            self.announce_taken_back(undone);
+                            return Err(e);
+                        }
+                    }
                 }
-                undone.reverse();
-                let _ = self.reorgs.send(Arc::new(Reorg { removed: undone }));
+                self.announce_taken_back(undone);
                 self.import_again(old, &e);
                 return Err(e);
             }
@@ -220,6 +223,20 @@ impl Chain {
             side.insert(hash, Arc::new(b));
         }
         Ok(Competing::Reorganised(self.head().header.number))
+    }
+
+    /// Announces the blocks taken back (given from the head down), if any, and returns them
+    /// from the oldest on with their senders, to import again.
+    fn announce_taken_back(
+        &self,
+        mut removed: Vec<(StoredBlock, Vec<ReceiptEnvelope>)>,
+    ) -> Vec<(Block<TxEnvelope>, Vec<Address>)> {
+        removed.reverse();
+        let blocks = blocks_of(&removed);
+        if !removed.is_empty() {
+            let _ = self.reorgs.send(Arc::new(Reorg { removed }));
+        }
+        blocks
     }
 
     /// Imports again, in order, blocks a reorganisation took back before it failed with

@@ -2,7 +2,7 @@
 //! ranges) on the importer thread, and pool validation of gossiped transactions and block
 //! serving on the blocking pool. Each result comes back to the swarm loop as a [`Done`].
 
-use std::sync::mpsc::TryRecvError;
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 
 use alloy_primitives::Bytes;
@@ -10,6 +10,7 @@ use libp2p::{gossipsub, request_response::ResponseChannel, PeerId};
 use tokio::sync::mpsc;
 
 use crate::chain::Chain;
+use crate::constants::SYNC_IDLE_BEFORE_DURABLE;
 use crate::exclusions::Stage;
 use crate::pool::Pool;
 use crate::sync::{self, ImportRefusal, Imported, SyncDurability, SyncResponse};
@@ -97,13 +98,18 @@ fn run_importer(
         let job = match jobs.try_recv() {
             Ok(job) => job,
             Err(TryRecvError::Disconnected) => break,
-            Err(TryRecvError::Empty) => {
-                wait_for_disk(&mut durability, chain);
-                match jobs.recv() {
-                    Ok(job) => job,
-                    Err(_) => break,
+            // No work for a moment: caught up, or the peer is slower than the import.
+            Err(TryRecvError::Empty) => match jobs.recv_timeout(SYNC_IDLE_BEFORE_DURABLE) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    durability.idle(chain);
+                    match jobs.recv() {
+                        Ok(job) => job,
+                        Err(_) => break,
+                    }
                 }
-            }
+            },
         };
         let result = match job {
             ImportJob::Range { peer, blocks } => Done::Range {
@@ -122,14 +128,7 @@ fn run_importer(
             break;
         }
     }
-    wait_for_disk(&mut durability, chain);
-}
-
-/// [`SyncDurability::idle`]; a failure is logged, and the next range or stop tries again.
-fn wait_for_disk(durability: &mut SyncDurability, chain: &Chain) {
-    if let Err(e) = durability.idle(chain) {
-        tracing::warn!(target: "l2node::sync", error = %e, "could not wait for the disk after synced blocks; trying again after the next ones");
-    }
+    durability.idle(chain);
 }
 
 /// Validates a gossiped transaction against the pool and our head state, on the blocking

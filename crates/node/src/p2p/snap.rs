@@ -493,18 +493,10 @@ mod tests {
                 let mut requests = Vec::new();
                 while let Some(Command::Request { request, reply, .. }) = asked.recv().await {
                     let answer = match &request {
-                        SyncRequest::Blocks { from, count } => Some(SyncResponse::Blocks(
-                            (*from..from + count)
-                                .map(|n| {
-                                    let stored = miner.storage().block(n).unwrap().unwrap();
-                                    let block = Block::<TxEnvelope> {
-                                        header: stored.header,
-                                        body: stored.body,
-                                    };
-                                    alloy_rlp::encode(block).into()
-                                })
-                                .collect(),
-                        )),
+                        SyncRequest::Blocks { from, count } => {
+                            let blocks = crate::sync::serve_blocks(&miner, *from, *count);
+                            Some(SyncResponse::Blocks(blocks.unwrap()))
+                        }
                         _ => None,
                     };
                     requests.push(request);
