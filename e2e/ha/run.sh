@@ -40,6 +40,9 @@ declare -A ADDR=() # node name -> its p2p multiaddr (stable: the key is kept in 
 GROUP="http://127.0.0.1:$((BASE + 1)),http://127.0.0.1:$((BASE + 2)),http://127.0.0.1:$((BASE + 3))"
 F_URLS="http://127.0.0.1:${HTTP[f1]},http://127.0.0.1:${HTTP[f2]}"
 DIR="$(mktemp -d)"
+# etcd preallocates 64 MB of log per member before it serves and panics on a full disk: its data
+# lives in memory where the machine has /dev/shm (this test is about failover, not etcd's disk).
+ETCD_DATA="$(mktemp -d -p /dev/shm l2node-ha-etcd.XXXXXX 2>/dev/null || mktemp -d)"
 ETCD_PIDS=()
 STREAM_PID=
 STOPPED= # a member frozen with SIGSTOP: not asked anything (it would not answer)
@@ -71,6 +74,7 @@ cleanup() {
       [ -f "$f" ] && { echo "----- $(basename "$f") (last 5 lines)"; tail -n 5 "$f"; }
     done
   fi
+  rm -rf "$ETCD_DATA"
   if [ "${HA_KEEP:-0}" = 1 ]; then echo "kept $DIR"; else rm -rf "$DIR"; fi
   if [ "${ok:-0}" = 1 ]; then echo "ha: PASS"; else echo "ha: FAIL"; fi
 }
@@ -226,7 +230,7 @@ done
 echo "== etcd on $GROUP"
 CLUSTER="e1=http://127.0.0.1:$((BASE + 11)),e2=http://127.0.0.1:$((BASE + 12)),e3=http://127.0.0.1:$((BASE + 13))"
 for i in 1 2 3; do
-  "$ETCD" --name "e$i" --data-dir "$DIR/etcd$i" \
+  "$ETCD" --name "e$i" --data-dir "$ETCD_DATA/etcd$i" \
     --listen-client-urls "http://127.0.0.1:$((BASE + i))" --advertise-client-urls "http://127.0.0.1:$((BASE + i))" \
     --listen-peer-urls "http://127.0.0.1:$((BASE + 10 + i))" \
     --initial-advertise-peer-urls "http://127.0.0.1:$((BASE + 10 + i))" \

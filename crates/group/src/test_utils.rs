@@ -38,22 +38,41 @@ pub fn start_etcd() -> Option<EtcdServer> {
         eprintln!("etcd is not installed (apt-get install etcd-server): group tests skipped");
         return None;
     }
+    let mut last_words = String::new();
     for _ in 0..3 {
-        if let Some(server) = try_start_etcd() {
-            return Some(server);
+        match try_start_etcd() {
+            Ok(server) => return Some(server),
+            Err(stderr) => last_words = stderr,
         }
     }
-    panic!("etcd exited three times before it was healthy");
+    let lines: Vec<&str> = last_words.lines().collect();
+    panic!(
+        "etcd exited three times before it was healthy; the last one said:\n{}",
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    );
 }
 
-/// One try of [`start_etcd`]: `None` when etcd exits before it is healthy.
-fn try_start_etcd() -> Option<EtcdServer> {
-    let dir = tempfile::tempdir().unwrap();
+/// etcd's data directory. etcd preallocates 64 MB for its log before it serves anything and
+/// panics when the disk cannot hold that, so the data goes to memory (`/dev/shm`) where the
+/// machine has it: a test of the group's logic should not fail because a shared disk is full.
+fn data_dir() -> tempfile::TempDir {
+    let shm = std::path::Path::new("/dev/shm");
+    let builder = tempfile::Builder::new()
+        .prefix("l2node-etcd")
+        .tempdir_in(shm);
+    builder.or_else(|_| tempfile::tempdir()).unwrap()
+}
+
+/// One try of [`start_etcd`]: what etcd wrote to stderr when it exits before it is healthy.
+fn try_start_etcd() -> Result<EtcdServer, String> {
+    let dir = data_dir();
+    let stderr_path = dir.path().join("stderr.log");
+    let stderr = std::fs::File::create(&stderr_path).unwrap();
     let (client, peer) = (free_port(), free_port());
     let url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
     let child = Command::new("etcd")
-        .args(["--data-dir", dir.path().to_str().unwrap()])
+        .args(["--data-dir", dir.path().join("data").to_str().unwrap()])
         .args([
             "--listen-client-urls",
             &url,
@@ -65,7 +84,7 @@ fn try_start_etcd() -> Option<EtcdServer> {
         .args(["--initial-cluster", &format!("default={peer_url}")])
         .args(["--heartbeat-interval", "50", "--election-timeout", "500"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut server = EtcdServer {
@@ -79,10 +98,10 @@ fn try_start_etcd() -> Option<EtcdServer> {
     while Instant::now() < deadline {
         // Exited first: what answers on its port would be someone else's.
         if let Ok(Some(_)) = server.child.try_wait() {
-            return None;
+            return Err(std::fs::read_to_string(&stderr_path).unwrap_or_default());
         }
         if healthy(&health) {
-            return Some(server);
+            return Ok(server);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
