@@ -180,6 +180,10 @@ impl Chain {
                     // A failure halfway (storage, or executing a block again): the blocks
                     // taken back so far are announced as such and come back, so that the chain
                     // ends at the head it had rather than shortened.
+                    let e = ChainError::Unwind {
+                        number: n,
+                        source: Box::new(e),
+                    };
                     let old = self.announce_taken_back(removed);
                     self.import_again(old, &e);
                     return Err(e);

@@ -457,6 +457,10 @@ fn a_reorganisation_that_fails_halfway_puts_the_head_back() {
         .import_competing(as_block(b_blocks[3].clone()))
         .unwrap_err();
     assert!(err.to_string().contains("injected unwind failure"), "{err}");
+    assert!(
+        matches!(err, ChainError::Unwind { number: 2, .. }) && err.is_local(),
+        "our own block failed, not the peer's: {err:?}"
+    );
     assert_eq!(follower.head().hash, a.head().hash);
     let removed: Vec<u64> = reorgs
         .try_recv()

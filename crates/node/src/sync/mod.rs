@@ -283,14 +283,14 @@ fn import_decoded(
                 number,
                 head: head.header.number,
             }),
-            Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
+            Err(e) if e.is_local() => Err(ImportRefusal::Local(e)),
             // `import_competing` keeps the bad block itself (it may be an ancestor).
             Err(e) => Err(ImportRefusal::Invalid(e)),
         };
     }
     match chain.import_recovered(block, senders, durable) {
         Ok(_) => Ok(Imported::New(number)),
-        Err(e @ ChainError::Storage(_)) => Err(ImportRefusal::Local(e)),
+        Err(e) if e.is_local() => Err(ImportRefusal::Local(e)),
         Err(e) => {
             chain.record_bad_block(Bytes::copy_from_slice(raw));
             Err(ImportRefusal::Invalid(e))
