@@ -16,6 +16,7 @@ mod snap;
 mod snapshot;
 mod stats;
 pub mod tables;
+mod tx_buffer;
 mod unwind;
 mod write;
 
@@ -391,6 +392,9 @@ impl Storage {
     /// Block number and index of a transaction.
     pub fn tx_location(&self, hash: &B256) -> Result<Option<(u64, u32)>, StorageError> {
         let snap = self.snapshot()?;
+        if let Some(found) = snap.txs.get(hash) {
+            return Ok(Some(found));
+        }
         Ok(snap.table(&snap.tx_index)?.get(&hash.0)?.map(|v| v.value()))
     }
 

@@ -400,6 +400,7 @@ impl Storage {
         drop(meta);
         tx.commit()?;
         trie.clear();
+        self.snapshots.tx_buffer().clear();
         Ok(())
     }
 
@@ -588,6 +589,7 @@ impl Storage {
         }
         tx.commit()?;
         trie.clear();
+        self.snapshots.tx_buffer().clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(Ok(()))
     }

@@ -15,6 +15,8 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 use revm::bytecode::Bytecode;
 
+use crate::tx_buffer::TxLayers;
+
 use super::{
     StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
     LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
@@ -71,11 +73,13 @@ pub(crate) struct Snapshot {
     pub(crate) trie_next: Option<u64>,
     /// The trie writes of the blocks up to `head` that `trie_nodes` does not hold yet.
     trie_layers: Layers,
+    /// The transaction index entries of the same blocks, which `tx_index` does not hold yet.
+    pub(crate) txs: TxLayers,
     pub(crate) change_sets: Lazy<u64, &'static [u8]>,
 }
 
 impl Snapshot {
-    fn new(tx: ReadTransaction, trie_layers: Layers) -> Result<Self, StorageError> {
+    fn new(tx: ReadTransaction, trie_layers: Layers, txs: TxLayers) -> Result<Self, StorageError> {
         let meta = tx.open_table(META)?;
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
@@ -108,6 +112,7 @@ impl Snapshot {
             trie_nodes: Lazy::new(TRIE_NODES),
             trie_next,
             trie_layers,
+            txs,
             change_sets: Lazy::new(CHANGE_SETS),
         })
     }
@@ -152,6 +157,9 @@ pub(crate) struct Snapshots {
     /// taking a snapshot, so that a snapshot's database and buffered writes are of one head.
     /// Always locked before `current`.
     trie: Mutex<WriteBack>,
+    /// The transaction index entries of the blocks the trie buffer holds, changed with it
+    /// (under its lock, and locked after it).
+    txs: Mutex<TxLayers>,
     code: Mutex<std::collections::HashMap<B256, Bytecode>>,
 }
 
@@ -161,6 +169,7 @@ impl Snapshots {
         Self {
             current: RwLock::default(),
             trie: Mutex::new(WriteBack::with_node_cache(trie_cache)),
+            txs: Mutex::default(),
             code: Mutex::default(),
         }
     }
@@ -175,7 +184,7 @@ impl Snapshots {
         if let Some(s) = current.as_ref() {
             return Ok(s.clone());
         }
-        let snap = Arc::new(Snapshot::new(db.begin_read()?, trie.layers())?);
+        let snap = Arc::new(Snapshot::new(db.begin_read()?, trie.layers(), self.txs())?);
         *current = Some(snap.clone());
         Ok(snap)
     }
@@ -185,6 +194,16 @@ impl Snapshots {
         self.trie.lock()
     }
 
+    /// The buffered transaction index entries, to write out or change (with the trie buffer
+    /// locked).
+    pub(crate) fn tx_buffer(&self) -> MutexGuard<'_, TxLayers> {
+        self.txs.lock()
+    }
+
+    fn txs(&self) -> TxLayers {
+        self.txs.lock().clone()
+    }
+
     /// Replaces the snapshot after a commit, with `trie` (the locked buffer) as the commit left
     /// it. Called with the write lock of the chain held, so snapshots only move forward; on
     /// failure the next reader takes one itself.
@@ -192,7 +211,7 @@ impl Snapshots {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(|tx| Snapshot::new(tx, trie.layers()));
+            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.txs()));
         let mut current = self.current.write();
         match next {
             // Never step back behind a newer snapshot a reader already took.
@@ -209,7 +228,7 @@ impl Snapshots {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(|tx| Snapshot::new(tx, trie.layers()));
+            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.txs()));
         *self.current.write() = next.ok().map(Arc::new);
     }
 

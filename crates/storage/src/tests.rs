@@ -740,3 +740,52 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
     let expected = s.header(6).unwrap().unwrap().state_root;
     assert_eq!(root_at(&s, 6), Ok(expected));
 }
+
+/// The transaction index entries of the blocks whose trie nodes are buffered are found in the
+/// buffer, written with the nodes, and rebuilt from the blocks' bodies after a crash.
+#[test]
+fn buffered_transaction_index_entries_are_found_and_rebuilt_after_a_restart() {
+    use alloy_consensus::{SignableTransaction, TxEnvelope, TxLegacy};
+    use redb::{ReadableDatabase, ReadableTableMetadata};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.redb");
+    let tx_of = |number: u64| {
+        let tx = TxLegacy {
+            nonce: number,
+            ..Default::default()
+        };
+        TxEnvelope::from(tx.into_signed(alloy_primitives::Signature::test_signature()))
+    };
+    let hash_of = |number: u64| *tx_of(number).tx_hash();
+    let with_tx = |number: u64, root: B256| {
+        let mut b = block(number, root, vec![]);
+        b.body.transactions = vec![tx_of(number)];
+        b
+    };
+    let indexed = |s: &Storage| {
+        let tx = s.db.begin_read().unwrap();
+        tx.open_table(TX_INDEX).unwrap().len().unwrap()
+    };
+    {
+        let s = Storage::open(&path)
+            .unwrap()
+            .with_trie_buffer(4, usize::MAX);
+        for number in 0..6 {
+            let change = [account(Address::with_last_byte(1), number + 1, vec![])];
+            s.commit_block(number, &change, |root| {
+                Ok::<_, StorageError>(with_tx(number, root))
+            })
+            .unwrap();
+        }
+        assert_eq!(indexed(&s), 4, "blocks 4 and 5 are buffered");
+        for number in 0..6 {
+            assert_eq!(s.tx_location(&hash_of(number)).unwrap(), Some((number, 0)));
+        }
+        assert_eq!(s.tx_location(&hash_of(6)).unwrap(), None);
+    }
+    let s = Storage::open(&path).unwrap();
+    assert_eq!(indexed(&s), 6, "rebuilt from the bodies and written");
+    for number in 0..6 {
+        assert_eq!(s.tx_location(&hash_of(number)).unwrap(), Some((number, 0)));
+    }
+}

@@ -62,10 +62,15 @@ impl Storage {
                 ),
             ));
         }
+        // The buffered blocks' transaction index entries go to the table with their trie nodes.
+        let mut txs = self.snapshots.tx_buffer();
+        txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
         unwind_block(&tx, number)?;
         super::karma::remove_delta(&tx, number, karma)?;
         tx.open_table(META)?.insert("head", number - 1)?;
         tx.commit()?;
+        txs.clear();
+        drop(txs);
         trie.clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(())

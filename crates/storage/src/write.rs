@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use alloy_consensus::{BlockBody, Header, ReceiptEnvelope, TxEnvelope};
-use alloy_eips::eip2718::Encodable2718;
 use alloy_primitives::{Address, B256, U256};
 use redb::{ReadableTable, Table, WriteTransaction};
 
@@ -25,6 +24,7 @@ use super::{
     TX_INDEX,
 };
 use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES};
+use crate::tx_buffer::{BlockTxs, TxLayers};
 use l2node_trie::{
     buffer::WriteBack,
     state::{AccountChange, KarmaDelta},
@@ -118,6 +118,7 @@ impl Storage {
         };
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
+        let txs = BlockTxs::new(number, &block.body);
         // Held from before the commit until readers have the new snapshot.
         let mut trie = self.snapshots.trie();
         // Written out after a block as a rule (`flush_trie_if_full`); with this block if those
@@ -131,6 +132,8 @@ impl Storage {
                 let mut nodes = tx.open_table(TRIE_NODES).map_err(StorageError::from)?;
                 trie.flush(Some(&trie_writes), &mut nodes)
                     .map_err(StorageError::from)?;
+                let mut index = tx.open_table(TX_INDEX).map_err(StorageError::from)?;
+                self.snapshots.tx_buffer().write(Some(&txs), &mut index)?;
                 meta.remove(TRIE_NEXT).map_err(StorageError::from)?;
             } else if trie_next.is_none() {
                 meta.insert(TRIE_NEXT, number).map_err(StorageError::from)?;
@@ -142,8 +145,10 @@ impl Storage {
         tx.commit().map_err(StorageError::from)?;
         if overdue {
             trie.flushed(Some(trie_writes));
+            self.snapshots.tx_buffer().clear();
         } else {
             trie.push(trie_writes);
+            self.snapshots.tx_buffer().push(txs);
         }
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db, &trie);
@@ -204,8 +209,12 @@ impl Storage {
                 .map_err(redb::Error::from)?;
         }
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
+        let mut txs = self.snapshots.tx_buffer();
+        txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;
+        txs.clear();
+        drop(txs);
         trie.flushed(None);
         self.snapshots.refresh(&self.db, &trie);
         Ok(true)
@@ -247,6 +256,15 @@ impl Storage {
             ));
         }
         trie.flush(Some(&writes), &mut tx.open_table(TRIE_NODES)?)?;
+        // Their transaction index entries were buffered with their nodes.
+        let mut replayed = TxLayers::default();
+        let bodies = snap.table(&snap.bodies)?;
+        for entry in bodies.range(next..=head)? {
+            let (n, body) = entry?;
+            let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
+            replayed.push(BlockTxs::new(n.value(), &body));
+        }
+        replayed.write(None, &mut tx.open_table(TX_INDEX)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;
         trie.flushed(Some(writes));
@@ -396,10 +414,6 @@ fn write_block(
     tx.open_table(SENDERS)?.insert(number, senders.as_slice())?;
     tx.open_table(RECEIPTS)?
         .insert(number, codec::encode_receipts(&block.receipts).as_slice())?;
-    let mut tx_index = tx.open_table(TX_INDEX)?;
-    for (i, t) in block.body.transactions.iter().enumerate() {
-        tx_index.insert(&t.trie_hash().0, (number, i as u32))?;
-    }
     let mut addresses = BTreeSet::new();
     let mut topics = BTreeSet::new();
     for log in block.receipts.iter().flat_map(|r| r.logs()) {
