@@ -42,7 +42,8 @@ pub const BODIES: TableDefinition<u64, &[u8]> = TableDefinition::new("bodies");
 pub const SENDERS: TableDefinition<u64, &[u8]> = TableDefinition::new("senders");
 /// block number -> RLP list of EIP-2718 receipt encodings.
 pub const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
-/// transaction hash -> (block number, index in block).
+/// transaction hash -> (block number, index in block); the entries of the blocks whose trie
+/// nodes are buffered are in memory until the buffer is written out (`tx_buffer.rs`).
 pub const TX_INDEX: TableDefinition<&[u8; 32], (u64, u32)> = TableDefinition::new("tx_index");
 /// address ++ block number (BE) -> () for every block with a log from that address.
 pub const LOG_ADDRESSES: TableDefinition<&[u8], ()> = TableDefinition::new("log_addresses");

@@ -10,6 +10,9 @@
 //! until then: after a crash, opening the database replays them
 //! ([`Storage::rebuild_trie_buffer`]), checked against the head's state root, and writes the
 //! nodes. Readers take the buffer's layers with their snapshot.
+//!
+//! The buffered blocks' transaction index entries stay in memory with their nodes and are
+//! written with them (`tx_buffer.rs`); a restart rebuilds them from the replayed blocks' bodies.
 
 use std::collections::{BTreeMap, BTreeSet};
 
