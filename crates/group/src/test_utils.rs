@@ -39,8 +39,10 @@ pub fn start_etcd() -> Option<EtcdServer> {
         return None;
     }
     let mut last_words = String::new();
-    for _ in 0..3 {
-        match try_start_etcd() {
+    for attempt in 0..3 {
+        // Memory first; the disk next, should memory be too small (a container's /dev/shm
+        // may be 64 MB).
+        match try_start_etcd(attempt != 1) {
             Ok(server) => return Some(server),
             Err(stderr) => last_words = stderr,
         }
@@ -53,19 +55,21 @@ pub fn start_etcd() -> Option<EtcdServer> {
 }
 
 /// etcd's data directory. etcd preallocates 64 MB for its log before it serves anything and
-/// panics when the disk cannot hold that, so the data goes to memory (`/dev/shm`) where the
-/// machine has it: a test of the group's logic should not fail because a shared disk is full.
-fn data_dir() -> tempfile::TempDir {
-    let shm = std::path::Path::new("/dev/shm");
-    let builder = tempfile::Builder::new()
-        .prefix("l2node-etcd")
-        .tempdir_in(shm);
-    builder.or_else(|_| tempfile::tempdir()).unwrap()
+/// panics when the disk cannot hold that, so the data goes to memory (`/dev/shm`, `in_memory`)
+/// where the machine has it: a test of the group's logic should not fail because a shared disk
+/// is full.
+fn data_dir(in_memory: bool) -> tempfile::TempDir {
+    let mut shm = tempfile::Builder::new();
+    shm.prefix("l2node-etcd");
+    match in_memory.then(|| shm.tempdir_in("/dev/shm")) {
+        Some(Ok(dir)) => dir,
+        _ => tempfile::tempdir().unwrap(),
+    }
 }
 
 /// One try of [`start_etcd`]: what etcd wrote to stderr when it exits before it is healthy.
-fn try_start_etcd() -> Result<EtcdServer, String> {
-    let dir = data_dir();
+fn try_start_etcd(in_memory: bool) -> Result<EtcdServer, String> {
+    let dir = data_dir(in_memory);
     let stderr_path = dir.path().join("stderr.log");
     let stderr = std::fs::File::create(&stderr_path).unwrap();
     let (client, peer) = (free_port(), free_port());

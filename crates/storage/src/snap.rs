@@ -400,7 +400,7 @@ impl Storage {
         drop(meta);
         tx.commit()?;
         trie.clear();
-        self.snapshots.tx_buffer().clear();
+        self.snapshots.tx_buffer(&trie).clear();
         Ok(())
     }
 
@@ -589,7 +589,7 @@ impl Storage {
         }
         tx.commit()?;
         trie.clear();
-        self.snapshots.tx_buffer().clear();
+        self.snapshots.tx_buffer(&trie).clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(Ok(()))
     }

@@ -194,9 +194,9 @@ impl Snapshots {
         self.trie.lock()
     }
 
-    /// The buffered transaction index entries, to write out or change (with the trie buffer
-    /// locked).
-    pub(crate) fn tx_buffer(&self) -> MutexGuard<'_, TxLayers> {
+    /// The buffered transaction index entries, to write out or change: only with the trie
+    /// buffer locked (`_trie`), as they change with it.
+    pub(crate) fn tx_buffer(&self, _trie: &WriteBack) -> MutexGuard<'_, TxLayers> {
         self.txs.lock()
     }
 

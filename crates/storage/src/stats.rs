@@ -208,7 +208,12 @@ pub fn human_size(bytes: u64) -> String {
 impl Storage {
     /// The footprint of every table, as of the latest commit.
     pub fn stats(&self) -> Result<DbStats, StorageError> {
-        let tx = self.db.begin_read()?;
+        // The transactions of the blocks whose trie nodes are buffered are not in `tx_index`
+        // yet: counted from the buffer of the same commit.
+        let (tx, buffered) = {
+            let trie = self.snapshots.trie();
+            (self.db.begin_read()?, self.snapshots.tx_buffer(&trie).len())
+        };
         let mut usage = Vec::new();
         for handle in tx.list_tables()? {
             let table = tx.open_untyped_table(handle.clone())?;
@@ -223,7 +228,7 @@ impl Storage {
         }
         usage.sort_by(|a, b| b.total().cmp(&a.total()).then(a.name.cmp(&b.name)));
         let blocks = tx.open_table(tables::HEADERS)?.len()?;
-        let transactions = tx.open_table(tables::TX_INDEX)?.len()?;
+        let transactions = tx.open_table(tables::TX_INDEX)?.len()? + buffered as u64;
         Ok(DbStats {
             tables: usage,
             blocks,

@@ -50,6 +50,28 @@ fn block(number: u64, state_root: B256, receipts: Vec<ReceiptEnvelope>) -> Block
     }
 }
 
+/// A (legacy, unsigned) transaction of its own for block `number`.
+fn tx_of(number: u64) -> alloy_consensus::TxEnvelope {
+    use alloy_consensus::SignableTransaction;
+    let tx = alloy_consensus::TxLegacy {
+        nonce: number,
+        ..Default::default()
+    };
+    tx.into_signed(alloy_primitives::Signature::test_signature())
+        .into()
+}
+
+fn hash_of(number: u64) -> B256 {
+    *tx_of(number).tx_hash()
+}
+
+/// Block `number` holding [`tx_of`]`(number)`.
+fn with_tx(number: u64, state_root: B256) -> BlockToStore {
+    let mut b = block(number, state_root, vec![]);
+    b.body.transactions = vec![tx_of(number)];
+    b
+}
+
 fn receipt_with_log(address: Address, topic: B256) -> ReceiptEnvelope {
     let log = Log {
         address,
@@ -725,18 +747,24 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
     let before = stored(&s);
     for number in 2..=5 {
         s.commit_block_with(number, &change(number as u8 + 1), true, |root| {
-            Ok::<_, StorageError>(block(number, root, vec![]))
+            Ok::<_, StorageError>(with_tx(number, root))
         })
         .unwrap();
         assert_eq!(s.snapshot().unwrap().trie_next, Some(2), "block {number}");
     }
     assert_eq!(stored(&s), before);
     s.commit_block_with(6, &change(7), true, |root| {
-        Ok::<_, StorageError>(block(6, root, vec![]))
+        Ok::<_, StorageError>(with_tx(6, root))
     })
     .unwrap();
     assert_eq!(s.snapshot().unwrap().trie_next, None);
     assert!(stored(&s) > before);
+    // The buffered blocks' transaction index entries went with their nodes, and the block's.
+    let indexed = s.db.begin_read().unwrap().open_table(TX_INDEX).unwrap();
+    for number in 2..=6 {
+        let entry = indexed.get(&hash_of(number).0).unwrap().map(|v| v.value());
+        assert_eq!(entry, Some((number, 0)), "block {number}");
+    }
     let expected = s.header(6).unwrap().unwrap().state_root;
     assert_eq!(root_at(&s, 6), Ok(expected));
 }
@@ -745,23 +773,9 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
 /// buffer, written with the nodes, and rebuilt from the blocks' bodies after a crash.
 #[test]
 fn buffered_transaction_index_entries_are_found_and_rebuilt_after_a_restart() {
-    use alloy_consensus::{SignableTransaction, TxEnvelope, TxLegacy};
     use redb::{ReadableDatabase, ReadableTableMetadata};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain.redb");
-    let tx_of = |number: u64| {
-        let tx = TxLegacy {
-            nonce: number,
-            ..Default::default()
-        };
-        TxEnvelope::from(tx.into_signed(alloy_primitives::Signature::test_signature()))
-    };
-    let hash_of = |number: u64| *tx_of(number).tx_hash();
-    let with_tx = |number: u64, root: B256| {
-        let mut b = block(number, root, vec![]);
-        b.body.transactions = vec![tx_of(number)];
-        b
-    };
     let indexed = |s: &Storage| {
         let tx = s.db.begin_read().unwrap();
         tx.open_table(TX_INDEX).unwrap().len().unwrap()

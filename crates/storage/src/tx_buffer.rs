@@ -76,6 +76,11 @@ impl TxLayers {
         Ok(())
     }
 
+    /// Number of buffered transactions.
+    pub(crate) fn len(&self) -> usize {
+        self.0.iter().map(|b| b.by_hash.len()).sum()
+    }
+
     /// Empties the buffer (its entries are in the table, or their blocks are gone).
     pub(crate) fn clear(&mut self) {
         self.0.clear();

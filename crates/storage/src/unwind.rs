@@ -63,7 +63,7 @@ impl Storage {
             ));
         }
         // The buffered blocks' transaction index entries go to the table with their trie nodes.
-        let mut txs = self.snapshots.tx_buffer();
+        let mut txs = self.snapshots.tx_buffer(&trie);
         txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
         unwind_block(&tx, number)?;
         super::karma::remove_delta(&tx, number, karma)?;

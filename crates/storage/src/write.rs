@@ -136,7 +136,9 @@ impl Storage {
                 trie.flush(Some(&trie_writes), &mut nodes)
                     .map_err(StorageError::from)?;
                 let mut index = tx.open_table(TX_INDEX).map_err(StorageError::from)?;
-                self.snapshots.tx_buffer().write(Some(&txs), &mut index)?;
+                self.snapshots
+                    .tx_buffer(&trie)
+                    .write(Some(&txs), &mut index)?;
                 meta.remove(TRIE_NEXT).map_err(StorageError::from)?;
             } else if trie_next.is_none() {
                 meta.insert(TRIE_NEXT, number).map_err(StorageError::from)?;
@@ -148,10 +150,10 @@ impl Storage {
         tx.commit().map_err(StorageError::from)?;
         if overdue {
             trie.flushed(Some(trie_writes));
-            self.snapshots.tx_buffer().clear();
+            self.snapshots.tx_buffer(&trie).clear();
         } else {
             trie.push(trie_writes);
-            self.snapshots.tx_buffer().push(txs);
+            self.snapshots.tx_buffer(&trie).push(txs);
         }
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db, &trie);
@@ -212,7 +214,7 @@ impl Storage {
                 .map_err(redb::Error::from)?;
         }
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
-        let mut txs = self.snapshots.tx_buffer();
+        let mut txs = self.snapshots.tx_buffer(&trie);
         txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
         tx.open_table(META)?.remove(TRIE_NEXT)?;
         tx.commit()?;

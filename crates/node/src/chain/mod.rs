@@ -121,12 +121,12 @@ pub enum ChainError {
     },
     /// Taking back one of this node's own blocks for a reorganisation failed (storage, or
     /// executing the block again): this node's fault, never the competing chain's.
-    #[error("cannot take back block {number} to reorganise: {source}")]
+    #[error("cannot take back block {number} to reorganise: {cause}")]
     Unwind {
         /// The block that could not be taken back.
         number: u64,
         /// Why.
-        source: Box<ChainError>,
+        cause: Box<ChainError>,
     },
     /// A Clique chain whose genesis names no signer: no block's seal could be checked.
     #[error("the genesis has a clique section but its extraData names no signer ({len} bytes; a Clique genesis extraData is 32 vanity bytes, the 20-byte signer addresses, 65 zero bytes): blocks of this chain could not be checked; list the sequencer's address there")]

@@ -182,7 +182,7 @@ impl Chain {
                     // ends at the head it had rather than shortened.
                     let e = ChainError::Unwind {
                         number: n,
-                        source: Box::new(e),
+                        cause: Box::new(e),
                     };
                     let old = self.announce_taken_back(removed);
                     self.import_again(old, &e);
@@ -194,9 +194,13 @@ impl Chain {
         for (i, block) in branch.iter().enumerate() {
             let hash = block.header.hash_slow();
             if let Err(e) = self.import_locked((**block).clone(), None, true) {
-                tracing::warn!(target: "l2node::chain", error = %e, "the heavier chain holds an invalid block: back to ours");
-                self.side.lock().blocks.remove(&hash);
-                self.record_bad_block(alloy_rlp::encode(&**block).into());
+                if e.is_local() {
+                    tracing::error!(target: "l2node::chain", error = %e, "cannot import the heavier chain here: back to ours");
+                } else {
+                    tracing::warn!(target: "l2node::chain", error = %e, "the heavier chain holds an invalid block: back to ours");
+                    self.side.lock().blocks.remove(&hash);
+                    self.record_bad_block(alloy_rlp::encode(&**block).into());
+                }
                 // The competing blocks already imported go (announced like any taken back),
                 // and ours come back through the ordinary path. Should taking one of them back
                 // fail, the chain stays on a valid part of the competing chain, and the block's

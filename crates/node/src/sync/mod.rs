@@ -184,7 +184,7 @@ pub enum ImportRefusal {
     /// The block breaks a rule: a bad seal, header or root. Its sender is dropped.
     #[error(transparent)]
     Invalid(ChainError),
-    /// Our own storage failed.
+    /// This node failed (its storage, or taking back its own blocks): not the peer's fault.
     #[error(transparent)]
     Local(ChainError),
 }
