@@ -181,6 +181,24 @@ pub struct StoredBlock {
     pub senders: Vec<Address>,
 }
 
+impl StoredBlock {
+    /// The block as the chain has it (header and body).
+    pub fn into_block(self) -> alloy_consensus::Block<TxEnvelope> {
+        alloy_consensus::Block {
+            header: self.header,
+            body: self.body,
+        }
+    }
+
+    /// [`StoredBlock::into_block`] of a copy.
+    pub fn to_block(&self) -> alloy_consensus::Block<TxEnvelope> {
+        alloy_consensus::Block {
+            header: self.header.clone(),
+            body: self.body.clone(),
+        }
+    }
+}
+
 impl Storage {
     /// Opens (or creates) the database file at `path` with the default cache
     /// ([`DEFAULT_DB_CACHE_BYTES`]); parent directories are created.

@@ -283,10 +283,7 @@ impl Chain {
             .storage
             .header(number - 1)?
             .ok_or_else(|| missing(number - 1))?;
-        let block = Block {
-            header: stored.header.clone(),
-            body: stored.body.clone(),
-        };
+        let block = stored.to_block();
         let senders = recover_senders(number, &block.body.transactions)?;
         let state = self.storage.state_at(Some(number - 1))?;
         let out = executor::execute_block(&spec, &state, &block, &senders, None)
@@ -322,13 +319,7 @@ fn blocks_of(
 ) -> Vec<(Block<TxEnvelope>, Vec<Address>)> {
     removed
         .iter()
-        .map(|(b, _)| {
-            let block = Block {
-                header: b.header.clone(),
-                body: b.body.clone(),
-            };
-            (block, b.senders.clone())
-        })
+        .map(|(b, _)| (b.to_block(), b.senders.clone()))
         .collect()
 }
 

@@ -80,10 +80,7 @@ fn mine(chain: &Chain, txs: Vec<Recovered<TxEnvelope>>) -> StoredBlock {
 }
 
 fn as_block(stored: StoredBlock) -> Block<TxEnvelope> {
-    Block {
-        header: stored.header,
-        body: stored.body,
-    }
+    stored.into_block()
 }
 
 /// Mines `count` blocks (two transfers each) on a chain of `spec` and imports them into a second

@@ -113,10 +113,7 @@ pub fn serve_blocks(chain: &Chain, from: u64, count: u64) -> Result<Vec<Bytes>, 
         let Some(b) = chain.storage().block(number)? else {
             break;
         };
-        let block = Block {
-            header: b.header,
-            body: b.body,
-        };
+        let block = b.into_block();
         let mut raw = Vec::with_capacity(block.length());
         block.encode(&mut raw);
         size += raw.len();
@@ -485,10 +482,7 @@ mod tests {
         }
         let block = |n: u64| {
             let stored = miner.storage().block(n).unwrap().unwrap();
-            Block {
-                header: stored.header,
-                body: stored.body,
-            }
+            stored.into_block()
         };
         let raw = |block: Block<TxEnvelope>| Bytes::from(alloy_rlp::encode(block));
 
@@ -593,10 +587,7 @@ mod tests {
 
         produce_block(&miner, txs.clone());
         let stored = miner.storage().block(1).unwrap().unwrap();
-        let raw = alloy_rlp::encode(Block {
-            header: stored.header,
-            body: stored.body,
-        });
+        let raw = alloy_rlp::encode(stored.into_block());
         let imported = import_gossiped(&follower, &pool(&txs[..2]), &raw).unwrap();
         assert!(matches!(imported, Imported::New(1)), "{imported:?}");
         assert_eq!(follower.head().hash, miner.head().hash);
