@@ -128,6 +128,52 @@ fn old_blocks_read_their_own_state() {
     );
 }
 
+/// Blocks of many accounts write their plain state while the root is computed
+/// (`OVERLAP_MIN_ACCOUNTS`): the same roots and the same state as one after the other.
+#[test]
+fn large_blocks_write_their_state_beside_their_root() {
+    use l2node_trie::{apply_changes, state_root, MemoryTrieStore};
+    let (_dir, s) = open();
+    let mut memory = MemoryTrieStore::new();
+    let address = |i: u64| Address::left_padding_from(&i.to_be_bytes());
+    let slot = U256::from(3);
+    for number in 0..3u64 {
+        // Half of each block's accounts are new, half were changed by the block before.
+        let changes: Vec<AccountChange> = (number * 50..number * 50 + 100)
+            .map(|i| account(address(i), number + 1, vec![(slot, U256::from(i + number))]))
+            .collect();
+        assert!(changes.len() >= crate::write::OVERLAP_MIN_ACCOUNTS);
+        apply_changes(&mut memory, &changes).unwrap();
+        commit(&s, number, &changes, vec![]);
+        let header = s.header(number).unwrap().unwrap();
+        assert_eq!(
+            header.state_root,
+            state_root(&memory).unwrap(),
+            "block {number}"
+        );
+    }
+    // Account 60 was written by blocks 0 (nonce 1) and 1 (nonce 2).
+    for (block, nonce, value) in [(0, 1, 60), (1, 2, 61), (2, 2, 61)] {
+        let st = s.state_at(Some(block)).unwrap();
+        assert_eq!(
+            st.account(address(60)).unwrap().unwrap().nonce,
+            nonce,
+            "block {block}"
+        );
+        assert_eq!(
+            st.storage(address(60), slot).unwrap(),
+            U256::from(value),
+            "block {block}"
+        );
+    }
+    assert!(s
+        .state_at(Some(0))
+        .unwrap()
+        .account(address(120))
+        .unwrap()
+        .is_none());
+}
+
 #[test]
 fn destroyed_account_and_wiped_storage_are_gone_now_but_not_before() {
     let (_dir, s) = open();

@@ -409,27 +409,26 @@ impl Chain {
     /// every few seconds ([`crate::sync::SyncDurability`]). A crash in between loses only
     /// blocks the peers still have; the node syncs them again.
     pub fn import_with(&self, block: Block<TxEnvelope>, durable: bool) -> Result<B256, ChainError> {
-        self.import_recovered(block, None, durable)
+        self.import_prepared(block, Prepared::default(), durable)
     }
 
-    /// [`Chain::import_with`] with the senders already recovered by [`recover_senders`]
-    /// (a follower recovers the next blocks' while it imports this one); `None` recovers them
-    /// here.
-    pub fn import_recovered(
+    /// [`Chain::import_with`] with what [`Prepared`] holds already computed (a follower
+    /// prepares the next blocks while it imports this one); what it lacks is computed here.
+    pub fn import_prepared(
         &self,
         block: Block<TxEnvelope>,
-        senders: Option<Vec<Address>>,
+        prepared: Prepared,
         durable: bool,
     ) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
-        self.import_locked(block, senders, durable)
+        self.import_locked(block, prepared, durable)
     }
 
-    /// [`Chain::import_recovered`] under the write lock the caller holds.
+    /// [`Chain::import_prepared`] under the write lock the caller holds.
     fn import_locked(
         &self,
         block: Block<TxEnvelope>,
-        senders: Option<Vec<Address>>,
+        prepared: Prepared,
         durable: bool,
     ) -> Result<B256, ChainError> {
         let started = std::time::Instant::now();
@@ -460,9 +459,11 @@ impl Chain {
             number,
             "transactions root",
             block.header.transactions_root,
-            proofs::calculate_transaction_root(&block.body.transactions),
+            prepared
+                .transactions_root
+                .unwrap_or_else(|| proofs::calculate_transaction_root(&block.body.transactions)),
         )?;
-        let senders = match senders {
+        let senders = match prepared.senders {
             Some(senders) if senders.len() == block.body.transactions.len() => senders,
             _ => recover_senders(number, &block.body.transactions)?,
         };
@@ -679,6 +680,29 @@ fn find_merge(storage: &Storage, spec: &ChainSpec, head: u64) -> Result<Merge, C
         }
     }
     Ok(Merge::Awaited(Some(td)))
+}
+
+/// What an import needs that depends on the block alone, not on its parent's state: a follower
+/// computes it for the next blocks on another thread while it imports this one
+/// ([`crate::sync::import_range`]). A field left `None` is computed by the import.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    /// The sender of each transaction ([`recover_senders`]).
+    pub senders: Option<Vec<Address>>,
+    /// The root of the block's transactions, as the import compares it with the header's.
+    pub transactions_root: Option<B256>,
+}
+
+impl Prepared {
+    /// Everything, for `block`; the senders are `None` if a signature is bad (the import
+    /// reports it, in its order of checks).
+    pub fn of(block: &Block<TxEnvelope>) -> Self {
+        let txs = &block.body.transactions;
+        Self {
+            senders: recover_senders(block.header.number, txs).ok(),
+            transactions_root: Some(proofs::calculate_transaction_root(txs)),
+        }
+    }
 }
 
 /// The signer of each transaction, on this thread: [`ChainError::InvalidSignature`] names the

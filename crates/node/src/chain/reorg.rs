@@ -15,7 +15,7 @@ use std::{collections::HashMap, sync::Arc};
 use alloy_consensus::{proofs, Block, ReceiptEnvelope, TxEnvelope};
 use alloy_primitives::{Address, B256, U256};
 
-use super::{check, clique, recover_senders, validate, Chain, ChainError, Head};
+use super::{check, clique, recover_senders, validate, Chain, ChainError, Head, Prepared};
 use crate::constants::{MAX_REORG_DEPTH, MAX_SIDE_BLOCKS};
 use crate::executor;
 use l2node_storage::StoredBlock;
@@ -193,7 +193,7 @@ impl Chain {
         let old = self.announce_taken_back(removed);
         for (i, block) in branch.iter().enumerate() {
             let hash = block.header.hash_slow();
-            if let Err(e) = self.import_locked((**block).clone(), None, true) {
+            if let Err(e) = self.import_locked((**block).clone(), Prepared::default(), true) {
                 if e.is_local() {
                     tracing::error!(target: "l2node::chain", error = %e, "cannot import the heavier chain here: back to ours");
                 } else {
@@ -253,7 +253,14 @@ impl Chain {
     fn import_again(&self, blocks: Vec<(Block<TxEnvelope>, Vec<Address>)>, cause: &ChainError) {
         for (block, senders) in blocks {
             let number = block.header.number;
-            if let Err(e) = self.import_locked(block, Some(senders), true) {
+            if let Err(e) = self.import_locked(
+                block,
+                Prepared {
+                    senders: Some(senders),
+                    transactions_root: None,
+                },
+                true,
+            ) {
                 tracing::error!(target: "l2node::chain", error = %e, cause = %cause, number, "cannot import again a block taken back by a failed reorganisation: the head stays lower");
                 return;
             }

@@ -7,7 +7,7 @@ use alloy_primitives::{Address, Bytes, B256};
 use alloy_rlp::{Decodable, Encodable};
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{recover_senders, Chain, ChainError, Competing};
+use crate::chain::{Chain, ChainError, Competing, Prepared};
 use crate::constants::{
     SYNC_DURABLE_INTERVAL, SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_HEADERS_PER_RESPONSE,
     SYNC_MAX_RESPONSE_BYTES, SYNC_RECOVERY_AHEAD, SYNC_RECOVERY_NICE,
@@ -212,7 +212,7 @@ pub fn import_raw(chain: &Chain, raw: &[u8]) -> Result<Imported, ImportRefusal> 
 }
 
 fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported, ImportRefusal> {
-    import_decoded(chain, raw, decode_block(raw)?, None, durable)
+    import_decoded(chain, raw, decode_block(raw)?, Prepared::default(), durable)
 }
 
 /// [`import_raw`] of a gossiped block, whose transactions a live follower has usually pooled
@@ -223,7 +223,11 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
 pub fn import_gossiped(chain: &Chain, pool: &Pool, raw: &[u8]) -> Result<Imported, ImportRefusal> {
     let block = decode_block(raw)?;
     let senders = pooled_senders(pool, &block.body.transactions);
-    import_decoded(chain, raw, block, senders, true)
+    let prepared = Prepared {
+        senders,
+        transactions_root: None,
+    };
+    import_decoded(chain, raw, block, prepared, true)
 }
 
 /// The senders of `txs`, from the pool where it holds them; `None` when it holds none of them
@@ -252,13 +256,13 @@ fn decode_block(raw: &[u8]) -> Result<Block<TxEnvelope>, ImportRefusal> {
     Ok(block)
 }
 
-/// [`import_raw`] of a decoded block (`raw` is kept if it turns out bad), with its senders if
-/// already recovered.
+/// [`import_raw`] of a decoded block (`raw` is kept if it turns out bad), with what is
+/// already computed of it.
 fn import_decoded(
     chain: &Chain,
     raw: &[u8],
     block: Block<TxEnvelope>,
-    senders: Option<Vec<Address>>,
+    prepared: Prepared,
     durable: bool,
 ) -> Result<Imported, ImportRefusal> {
     let number = block.header.number;
@@ -285,7 +289,7 @@ fn import_decoded(
             Err(e) => Err(ImportRefusal::Invalid(e)),
         };
     }
-    match chain.import_recovered(block, senders, durable) {
+    match chain.import_prepared(block, prepared, durable) {
         Ok(_) => Ok(Imported::New(number)),
         Err(e) if e.is_local() => Err(ImportRefusal::Local(e)),
         Err(e) => {
@@ -298,9 +302,10 @@ fn import_decoded(
 /// Imports a range in order, stopping at the first refusal. No block waits for the disk
 /// ([`Chain::import_with`]): the caller decides when to ([`SyncDurability`]).
 ///
-/// Blocks are decoded and their senders recovered on a second thread, up to
-/// [`SYNC_RECOVERY_AHEAD`] blocks ahead of the one being executed: recovery is the largest part
-/// of a block's work that does not depend on its parent's state, so the two overlap. That thread
+/// Blocks are decoded and prepared ([`Prepared`]: senders recovered, transactions root
+/// computed) on a second thread, up to [`SYNC_RECOVERY_AHEAD`] blocks ahead of the one being
+/// executed: recovery is the largest part of a block's work that does not depend on its
+/// parent's state, so the two overlap. That thread
 /// and its helpers run at a lower priority ([`SYNC_RECOVERY_NICE`]): the executing thread, on
 /// which the whole range waits, keeps a core, and recovery takes the rest.
 pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal> {
@@ -310,10 +315,8 @@ pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal
             crate::lower_thread_priority(SYNC_RECOVERY_NICE);
             for raw in blocks {
                 let prepared = decode_block(raw).map(|block| {
-                    // A bad signature is reported by the import, in its order of checks.
-                    let senders =
-                        recover_senders(block.header.number, &block.body.transactions).ok();
-                    (block, senders)
+                    let prepared = Prepared::of(&block);
+                    (block, prepared)
                 });
                 if ready.send(prepared).is_err() {
                     return; // the import stopped at a refusal
@@ -321,10 +324,10 @@ pub fn import_range(chain: &Chain, blocks: &[Bytes]) -> Result<(), ImportRefusal
             }
         });
         for raw in blocks {
-            let (block, senders) = next
+            let (block, prepared) = next
                 .recv()
                 .expect("the recovery thread prepares every block")?;
-            import_decoded(chain, raw, block, senders, false)?;
+            import_decoded(chain, raw, block, prepared, false)?;
         }
         Ok(())
     })
@@ -487,15 +490,26 @@ mod tests {
         let raw = |block: Block<TxEnvelope>| Bytes::from(alloy_rlp::encode(block));
 
         let follower = open(&b);
+        // The transactions root is computed ahead with the senders, and compared in order.
+        let mut wrong_transactions = block(2);
+        wrong_transactions.header.transactions_root = B256::ZERO;
+        let refusal = import_range(&follower, &[raw(block(1)), raw(wrong_transactions)]);
+        assert!(
+            matches!(
+                refusal,
+                Err(ImportRefusal::Invalid(ChainError::Mismatch {
+                    number: 2,
+                    field: "transactions root",
+                    ..
+                }))
+            ),
+            "{refusal:?}"
+        );
+        assert_eq!(follower.head().header, block(1).header);
+
         let mut bad = block(4);
         bad.header.state_root = B256::ZERO;
-        let range = vec![
-            raw(block(1)),
-            raw(block(2)),
-            raw(block(3)),
-            raw(bad),
-            raw(block(5)),
-        ];
+        let range = vec![raw(block(2)), raw(block(3)), raw(bad), raw(block(5))];
         let refusal = import_range(&follower, &range).unwrap_err();
         assert!(
             matches!(refusal, ImportRefusal::Invalid(ChainError::Mismatch { .. })),
