@@ -15,7 +15,7 @@ use l2node_node::chain::Chain;
 use l2node_node::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYTES};
 use l2node_node::dev::dev_accounts;
 use l2node_node::pool::{Pool, PoolConfig};
-use l2node_node::sync::{import_gossiped, SyncDurability};
+use l2node_node::sync::{import_gossiped, PreparedRange, SyncDurability};
 
 /// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
 #[global_allocator]
@@ -166,12 +166,17 @@ fn run(
     // As the node's importer does: the disk waited for every few seconds, and at the end.
     let start = Instant::now();
     let mut durability = SyncDurability::default();
-    for range in &ranges {
+    let range_count = ranges.len();
+    // The next range is prepared while this one is imported, as a node's queued ranges are.
+    let mut ranges = ranges.into_iter().map(PreparedRange::start);
+    let mut next = ranges.next();
+    while let Some(range) = next {
+        next = ranges.next();
         durability.import_range(&syncer, range).unwrap();
     }
     durability.idle(&syncer);
     report(
-        &format!("sync    {label}, {} ranges", ranges.len()),
+        &format!("sync    {label}, {range_count} ranges"),
         total,
         start.elapsed().as_secs_f64(),
     );

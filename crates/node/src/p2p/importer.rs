@@ -21,8 +21,8 @@ pub(super) enum ImportJob {
     Range {
         /// Who sent it.
         peer: PeerId,
-        /// RLP-encoded blocks in order.
-        blocks: Vec<Bytes>,
+        /// Its blocks in order, prepared from the moment they arrived.
+        blocks: sync::PreparedRange,
     },
     /// A gossiped block; gossipsub waits for its verdict before relaying it.
     Gossip {
@@ -114,7 +114,7 @@ fn run_importer(
         let result = match job {
             ImportJob::Range { peer, blocks } => Done::Range {
                 peer,
-                refusal: durability.import_range(chain, &blocks).err(),
+                refusal: durability.import_range(chain, blocks).err(),
             },
             ImportJob::Gossip { peer, id, raw } => {
                 let result = sync::import_gossiped(chain, pool, &raw);

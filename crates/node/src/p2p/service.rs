@@ -466,6 +466,7 @@ impl Service {
                     else {
                         return;
                     };
+                    let blocks = crate::sync::PreparedRange::start(blocks);
                     if self
                         .import_tx
                         .send(ImportJob::Range { peer, blocks })
