@@ -415,12 +415,14 @@ pub const DEFAULT_MAX_PEERS: u32 = 25;
 /// Most blocks in one sync response: an empty block is ~600 bytes, so 512 of them are ~300 KB,
 /// large enough that a round trip on loopback costs well under a millisecond per 100 blocks.
 pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
-/// Blocks of a synced range whose senders are recovered ahead of the one being executed.
-/// Recovering a block takes about as long as executing it, so with two the recovery stopped
+/// Most prepared blocks (decoded, senders recovered, transactions root computed) that a synced
+/// range's preparing thread keeps waiting for the import (`sync::PreparedRange`; a range queued
+/// behind the one being imported fills its own). Recovering a block takes about as long as
+/// executing it, so with two the recovery stopped
 /// whenever the executing thread paused for a trie write-out (about a third of a second every
 /// 32 blocks at a million accounts) and the executing thread then waited for it: in the
 /// snapshot bench's full sync, 63.1-65.6 s with eight against 63.9-72.7 s with two (three
-/// alternating runs each). Eight blocks of 1,400 transfers hold about 3 MB.
+/// alternating runs each). Eight blocks of 1,400 transfers hold about 3 MB a range.
 pub const SYNC_RECOVERY_AHEAD: usize = 8;
 /// Longest a follower syncing in ranges goes without waiting for the disk
 /// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten
@@ -434,7 +436,8 @@ pub const SYNC_IDLE_BEFORE_DURABLE: std::time::Duration = std::time::Duration::f
 /// Most headers in one sync response: a header is about 600 bytes, so 1,024 (geth's limit for
 /// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
 pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;
-/// The nice value of a synced range's recovery threads. Recovering a block's senders takes
+/// The nice value of a synced range's preparing thread and its recovery threads. Recovering a
+/// block's senders takes
 /// about half the CPU of executing and storing it, and on two cores the executing thread, on
 /// which the whole range waits, shared them with two recovering ones: in the snapshot bench's
 /// full sync (1M accounts) it waited for a core 11.6% of the time, 7.7% with recovery at +5.

@@ -129,19 +129,36 @@ fn old_blocks_read_their_own_state() {
 }
 
 /// Blocks of many accounts write their plain state while the root is computed
-/// (`OVERLAP_MIN_ACCOUNTS`): the same roots and the same state as one after the other.
+/// (`OVERLAP_MIN_ACCOUNTS`): the same roots and the same state as one after the other, with
+/// accounts destroyed, storage wiped and code deployed among them.
 #[test]
 fn large_blocks_write_their_state_beside_their_root() {
     use l2node_trie::{apply_changes, state_root, MemoryTrieStore};
     let (_dir, s) = open();
     let mut memory = MemoryTrieStore::new();
     let address = |i: u64| Address::left_padding_from(&i.to_be_bytes());
-    let slot = U256::from(3);
+    let (slot, other_slot) = (U256::from(3), U256::from(5));
+    let code = Bytecode::new_raw(vec![0x60, 0x00, 0x00].into());
     for number in 0..3u64 {
         // Half of each block's accounts are new, half were changed by the block before.
-        let changes: Vec<AccountChange> = (number * 50..number * 50 + 100)
+        let mut changes: Vec<AccountChange> = (number * 50..number * 50 + 100)
             .map(|i| account(address(i), number + 1, vec![(slot, U256::from(i + number))]))
             .collect();
+        if number == 2 {
+            // Account 0 (block 0) goes; account 70 (blocks 0 and 1) has its storage wiped and
+            // one new slot; account 500 is a new contract.
+            changes.push(AccountChange {
+                info: None,
+                ..account(address(0), 0, vec![])
+            });
+            let mut wiped = account(address(70), 9, vec![(other_slot, U256::from(1))]);
+            wiped.storage_wiped = true;
+            changes.push(wiped);
+            let mut deployed = account(address(500), 1, vec![]);
+            deployed.info.as_mut().unwrap().code_hash = code.hash_slow();
+            deployed.new_code = Some(code.clone());
+            changes.push(deployed);
+        }
         assert!(changes.len() >= crate::write::OVERLAP_MIN_ACCOUNTS);
         apply_changes(&mut memory, &changes).unwrap();
         commit(&s, number, &changes, vec![]);
@@ -166,12 +183,28 @@ fn large_blocks_write_their_state_beside_their_root() {
             "block {block}"
         );
     }
+    let (before, after) = (s.state_at(Some(1)).unwrap(), s.state_at(Some(2)).unwrap());
     assert!(s
         .state_at(Some(0))
         .unwrap()
         .account(address(120))
         .unwrap()
         .is_none());
+    assert!(before.account(address(0)).unwrap().is_some());
+    assert!(after.account(address(0)).unwrap().is_none());
+    assert_eq!(before.storage(address(70), slot).unwrap(), U256::from(71));
+    assert_eq!(after.storage(address(70), slot).unwrap(), U256::ZERO);
+    assert_eq!(
+        after.storage(address(70), other_slot).unwrap(),
+        U256::from(1)
+    );
+    assert_eq!(
+        after
+            .code_by_hash(code.hash_slow())
+            .unwrap()
+            .original_bytes(),
+        code.original_bytes()
+    );
 }
 
 #[test]

@@ -253,14 +253,7 @@ impl Chain {
     fn import_again(&self, blocks: Vec<(Block<TxEnvelope>, Vec<Address>)>, cause: &ChainError) {
         for (block, senders) in blocks {
             let number = block.header.number;
-            if let Err(e) = self.import_locked(
-                block,
-                Prepared {
-                    senders: Some(senders),
-                    transactions_root: None,
-                },
-                true,
-            ) {
+            if let Err(e) = self.import_locked(block, Prepared::with_senders(Some(senders)), true) {
                 tracing::error!(target: "l2node::chain", error = %e, cause = %cause, number, "cannot import again a block taken back by a failed reorganisation: the head stays lower");
                 return;
             }

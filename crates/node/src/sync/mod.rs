@@ -224,11 +224,7 @@ fn import_raw_with(chain: &Chain, raw: &[u8], durable: bool) -> Result<Imported,
 pub fn import_gossiped(chain: &Chain, pool: &Pool, raw: &[u8]) -> Result<Imported, ImportRefusal> {
     let block = decode_block(raw)?;
     let senders = pooled_senders(pool, &block.body.transactions);
-    let prepared = Prepared {
-        senders,
-        transactions_root: None,
-    };
-    import_decoded(chain, raw, block, prepared, true)
+    import_decoded(chain, raw, block, Prepared::with_senders(senders), true)
 }
 
 /// The senders of `txs`, from the pool where it holds them; `None` when it holds none of them
@@ -301,8 +297,8 @@ fn import_decoded(
 }
 
 /// A synced range whose blocks are decoded and prepared ([`Prepared`]: senders recovered,
-/// transactions root computed) on a thread of their own from the moment it arrives, up to
-/// [`SYNC_RECOVERY_AHEAD`] blocks ahead of its import: recovery is the largest part of a
+/// transactions root computed) on a thread of their own from the moment it arrives, which
+/// keeps at most [`SYNC_RECOVERY_AHEAD`] prepared blocks waiting for the import: recovery is the largest part of a
 /// block's work that does not depend on its parent's state, so it overlaps with the import of
 /// the blocks before, those of the range before included. Preparing each range only once the
 /// importer reached it left a core idle at the end of every range (the last blocks had been
@@ -313,8 +309,8 @@ fn import_decoded(
 /// core, and recovery takes the rest.
 pub struct PreparedRange {
     blocks: Vec<Bytes>,
-    /// The prepared blocks in order; `None` when no thread could be started (the import then
-    /// prepares each block itself).
+    /// The prepared blocks in order; `None` for an empty range, or when no thread could be
+    /// started (the import then prepares each block itself).
     ready: Option<Receiver<PreparedBlock>>,
 }
 
@@ -325,6 +321,12 @@ impl PreparedRange {
     /// Starts preparing `blocks`, in order. A thread that is ahead stops when the range is
     /// dropped (imported, or refused halfway).
     pub fn start(blocks: Vec<Bytes>) -> Self {
+        if blocks.is_empty() {
+            return Self {
+                blocks,
+                ready: None,
+            };
+        }
         let (ready, next) = std::sync::mpsc::sync_channel(SYNC_RECOVERY_AHEAD);
         let to_prepare = blocks.clone();
         let spawned = std::thread::Builder::new()
@@ -357,13 +359,19 @@ fn prepare(raw: &Bytes) -> PreparedBlock {
 /// Imports a range in order, stopping at the first refusal. No block waits for the disk
 /// ([`Chain::import_with`]): the caller decides when to ([`SyncDurability`]).
 pub fn import_range(chain: &Chain, range: PreparedRange) -> Result<(), ImportRefusal> {
+    let mut ready = range.ready;
     for raw in &range.blocks {
-        let (block, prepared) = match &range.ready {
-            Some(ready) => ready
-                .recv()
-                .expect("the preparing thread prepares every block")?,
-            None => prepare(raw)?,
+        let prepared = match ready.as_ref().map(Receiver::recv) {
+            Some(Ok(prepared)) => prepared,
+            Some(Err(_)) => {
+                // It sends every block unless it panicked: the import goes on without it.
+                tracing::warn!(target: "l2node::sync", "the thread preparing a synced range stopped; the importer prepares its blocks");
+                ready = None;
+                prepare(raw)
+            }
+            None => prepare(raw),
         };
+        let (block, prepared) = prepared?;
         import_decoded(chain, raw, block, prepared, false)?;
     }
     Ok(())
@@ -559,7 +567,12 @@ mod tests {
         assert_eq!(follower.head().header, block(3).header);
 
         let rest: Vec<Bytes> = (4..=6).map(|n| raw(block(n))).collect();
-        import_range(&follower, PreparedRange::start(rest)).unwrap();
+        // Without a preparing thread, the import prepares each block itself.
+        let unprepared = PreparedRange {
+            blocks: rest,
+            ready: None,
+        };
+        import_range(&follower, unprepared).unwrap();
         assert_eq!(follower.head().hash, miner.head().hash);
         for n in 1..=6 {
             assert_eq!(
