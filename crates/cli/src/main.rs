@@ -22,6 +22,7 @@ use args::{Cli, Command, DevnetArgs, ImportArgs, RunArgs};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    l2node_node::tune_allocator();
     match run_command() {
         Ok(code) => code,
         Err(e) => {

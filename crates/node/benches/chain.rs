@@ -239,6 +239,7 @@ fn cold_start(blocks: usize) {
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     // 64 blocks: the trie's write-back buffer is written out twice (every 32 blocks).
     let blocks = env_or("BENCH_BLOCKS", 64);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);

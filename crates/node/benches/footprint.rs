@@ -20,6 +20,7 @@ mod common;
 use common::{env_or, fill_with_transfers, open_with_window};
 
 fn main() {
+    l2node_node::tune_allocator();
     let total = env_or("BENCH_FOOTPRINT_TXS", 100_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
     let dir = tempfile::tempdir().unwrap();

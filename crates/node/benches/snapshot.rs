@@ -81,6 +81,7 @@ async fn follow(
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     let accounts = env_or("BENCH_SNAPSHOT_ACCOUNTS", 1_000_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
     let temp = tempfile::tempdir().unwrap();

@@ -373,6 +373,7 @@ fn apply_block_memory(c: &mut Criterion) {
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     let mut c = Criterion::default().configure_from_args();
     apply_block_redb(&mut c);
     apply_block_memory(&mut c);

@@ -143,6 +143,7 @@ async fn latency(label: &str, group: Option<GroupConfig>, blocks: u64) {
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     // Each group run gets an etcd of its own: a group's log holds its chain's blocks, which a
     // new member of the same chain would import first.
     let Some(etcd) = l2node_group::test_utils::start_etcd() else {

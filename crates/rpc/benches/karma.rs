@@ -325,6 +325,7 @@ fn premium_quote(c: &mut Criterion) {
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     let mut c = Criterion::default().configure_from_args();
     admission(&mut c);
     admission_recovered(&mut c);

@@ -208,6 +208,7 @@ async fn gossip_latency(blocks: u64) {
 }
 
 fn main() {
+    l2node_node::tune_allocator();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
