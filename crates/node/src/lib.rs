@@ -28,8 +28,8 @@ pub mod testing;
 /// back was faulted in and zeroed again by the kernel soon after. In the snapshot bench's full
 /// sync (1M accounts), alternating runs with 10 s gave 53.3 and 54.5 s against 54.9 and 56.3 s
 /// with the default; never giving memory back gave 53.6-54.7 s against 57.5-59.1 s, but a node
-/// would then keep the peak of any burst for good. Ten
-/// seconds is jemalloc's default decay (reth's allocator): an idle node still shrinks.
+/// would then keep the peak of any burst for good. Ten seconds is jemalloc's default decay
+/// (reth's allocator): an idle node still shrinks.
 pub const ALLOCATOR_PURGE_DELAY_MS: std::ffi::c_long = 10_000;
 
 /// mimalloc's `mi_option_purge_delay` (its position in `mi_option_t` of mimalloc 3, which
