@@ -297,16 +297,16 @@ fn import_decoded(
 }
 
 /// A synced range whose blocks are decoded and prepared ([`Prepared`]: senders recovered,
-/// transactions root computed) on a thread of their own from the moment it arrives, which
-/// keeps at most [`SYNC_RECOVERY_AHEAD`] prepared blocks waiting for the import: recovery is the largest part of a
-/// block's work that does not depend on its parent's state, so it overlaps with the import of
-/// the blocks before, those of the range before included. Preparing each range only once the
-/// importer reached it left a core idle at the end of every range (the last blocks had been
+/// transactions root computed) on a thread of their own from the moment it arrives, which keeps at
+/// most [`SYNC_RECOVERY_AHEAD`] prepared blocks waiting for the import: recovery is the largest
+/// part of a block's work that does not depend on its parent's state, so it overlaps with the
+/// import of the blocks before, those of the range before included. Preparing each range only once
+/// the importer reached it left a core idle at the end of every range (the last blocks had been
 /// recovered and the next range's were not started) and the import waiting for recovery at the
 /// start of the next: in the snapshot bench's full sync (1M accounts, ranges of 26 blocks), the
 /// import waited for recovery 8.9 s of its 60 s. The thread runs at a lower priority
-/// ([`SYNC_RECOVERY_NICE`]): the executing thread, on which the whole range waits, keeps a
-/// core, and recovery takes the rest.
+/// ([`SYNC_RECOVERY_NICE`]): the executing thread, on which the whole range waits, keeps a core,
+/// and recovery takes the rest.
 pub struct PreparedRange {
     blocks: Vec<Bytes>,
     /// The prepared blocks in order; `None` for an empty range, or when no thread could be
