@@ -71,7 +71,7 @@ fn collect(
 impl Storage {
     /// Blocks in `from..=to` in which `address` changed (its balance, nonce or code: the account
     /// history) or emitted a log (the log index): at most `limit` of them, newest first when
-    /// `newest_first`, else oldest first. Two index range reads, never a scan of blocks.
+    /// `newest_first`, else oldest first. A few index reads, never a scan of blocks.
     pub fn address_activity(
         &self,
         address: Address,
@@ -87,28 +87,64 @@ impl Storage {
         let lo = codec::with_block(address.as_slice(), from);
         let hi = codec::with_block(address.as_slice(), to);
         let mut blocks = BTreeSet::new();
-        // The first `limit` block numbers of an index's keys in the range, in the asked order.
-        let mut take =
-            |keys: &mut dyn DoubleEndedIterator<Item = Result<Vec<u8>, StorageError>>| {
-                let keys: &mut dyn Iterator<Item = _> =
-                    if newest_first { &mut keys.rev() } else { keys };
-                for key in keys.take(limit) {
-                    blocks.insert(codec::block_suffix(&key?));
-                }
-                Ok::<_, StorageError>(())
-            };
+        // A change to an existing account has a history entry at its block; an account's
+        // creation has none, and its block is in the record it wrote (`StoredAccount::at`): the
+        // value of the account's next entry, or the current record. Those records are the
+        // values of the entries looked at and the first record after `to`.
         let history = snap.table(&snap.account_history)?;
-        take(
-            &mut history
-                .range(lo.as_slice()..=hi.as_slice())?
-                .map(|e| Ok(e?.0.value().to_vec())),
-        )?;
+        let mut records = Vec::new();
+        {
+            let range = history.range(lo.as_slice()..=hi.as_slice())?;
+            let entries: &mut dyn Iterator<Item = _> = if newest_first {
+                &mut range.rev()
+            } else {
+                &mut { range }
+            };
+            for entry in entries.take(limit) {
+                let (key, value) = entry?;
+                records.push((codec::block_suffix(key.value()), value.value().to_vec()));
+            }
+        }
+        let next = match to.checked_add(1) {
+            Some(after) => {
+                let after = codec::with_block(address.as_slice(), after);
+                let last = codec::with_block(address.as_slice(), u64::MAX);
+                history
+                    .range(after.as_slice()..=last.as_slice())?
+                    .next()
+                    .transpose()?
+                    .map(|(_, v)| v.value().to_vec())
+            }
+            None => None,
+        };
+        let next = match next {
+            Some(record) => Some(record),
+            None => snap
+                .table(&snap.accounts)?
+                .get(&address.0 .0)?
+                .map(|v| v.value().to_vec()),
+        };
+        for record in records.iter().map(|(_, r)| r).chain(&next) {
+            if record.is_empty() {
+                continue;
+            }
+            if let Some(written) = codec::decode_account(record)?.written {
+                if (from..=to).contains(&written) {
+                    blocks.insert(written);
+                }
+            }
+        }
+        blocks.extend(records.iter().map(|(block, _)| *block));
         let logs = snap.table(&snap.log_addresses)?;
-        take(
-            &mut logs
-                .range(lo.as_slice()..=hi.as_slice())?
-                .map(|e| Ok(e?.0.value().to_vec())),
-        )?;
+        let keys = logs.range(lo.as_slice()..=hi.as_slice())?;
+        let keys: &mut dyn Iterator<Item = _> = if newest_first {
+            &mut keys.rev()
+        } else {
+            &mut { keys }
+        };
+        for key in keys.take(limit) {
+            blocks.insert(codec::block_suffix(key?.0.value()));
+        }
         Ok(if newest_first {
             blocks.into_iter().rev().take(limit).collect()
         } else {

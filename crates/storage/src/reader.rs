@@ -62,7 +62,8 @@ impl StateAt {
     pub fn account_state(&self, address: Address) -> Result<Option<AccountState>, StorageError> {
         let snap = &self.snap;
         if let Some(n) = self.at {
-            // The first change after block n holds the value the account had at n.
+            // The first change after block n holds the value the account had at n (empty:
+            // absent, in databases from before creations went without an entry).
             let from = codec::with_block(address.as_slice(), n + 1);
             let to = codec::with_block(address.as_slice(), u64::MAX);
             let history = snap.table(&snap.account_history)?;
@@ -72,14 +73,18 @@ impl StateAt {
                 return if bytes.is_empty() {
                     Ok(None)
                 } else {
-                    decode_account(bytes).map(Some)
+                    Ok(decode_account(bytes)?.at(n))
                 };
             }
         }
-        snap.table(&snap.accounts)?
-            .get(&address.0 .0)?
-            .map(|v| decode_account(v.value()))
-            .transpose()
+        let Some(record) = snap.table(&snap.accounts)?.get(&address.0 .0)? else {
+            return Ok(None);
+        };
+        let record = decode_account(record.value())?;
+        Ok(match self.at {
+            Some(n) => record.at(n),
+            None => Some(record.state),
+        })
     }
 }
 

@@ -500,7 +500,7 @@ impl Storage {
             for (account, (_, a)) in accounts.iter().zip(&wire) {
                 table.insert(
                     &a.address.0 .0,
-                    codec::encode_account(&account.info).as_slice(),
+                    codec::encode_account(&account.info, None).as_slice(),
                 )?;
                 for s in &a.storage {
                     storage.insert(

@@ -49,13 +49,16 @@ pub const TX_INDEX: TableDefinition<&[u8; 32], (u64, u32)> = TableDefinition::ne
 pub const LOG_ADDRESSES: TableDefinition<&[u8], ()> = TableDefinition::new("log_addresses");
 /// topic ++ block number (BE) -> () for every block with a log carrying that topic.
 pub const LOG_TOPICS: TableDefinition<&[u8], ()> = TableDefinition::new("log_topics");
-/// address -> nonce (8 BE) ++ balance (32) ++ code hash (32).
+/// address -> the account's compact record, with the block that wrote it
+/// (`codec::encode_account`).
 pub const ACCOUNTS: TableDefinition<&[u8; 20], &[u8]> = TableDefinition::new("accounts");
 /// address ++ slot -> value (32 BE bytes); zero values are absent.
 pub const STORAGE: TableDefinition<&[u8], &[u8; 32]> = TableDefinition::new("storage");
 /// code hash -> bytecode.
 pub const CODE: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("code");
-/// address ++ block (BE) -> the account as it was before that block (empty = absent).
+/// address ++ block (BE) -> the account's record before that block, for an account that existed
+/// before it. A creation has no entry: a record written after the block read says the account
+/// did not exist then (`codec::StoredAccount::at`). Empty = absent, written by earlier versions.
 pub const ACCOUNT_HISTORY: TableDefinition<&[u8], &[u8]> = TableDefinition::new("account_history");
 /// address ++ slot ++ block (BE) -> the slot value before that block.
 pub const STORAGE_HISTORY: TableDefinition<&[u8], &[u8; 32]> =

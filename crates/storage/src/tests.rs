@@ -244,6 +244,147 @@ fn destroyed_account_and_wiped_storage_are_gone_now_but_not_before() {
     assert_eq!(then.storage(a, U256::from(2)).unwrap(), U256::from(6));
 }
 
+/// An account's creation writes no history entry: its record says which block wrote it. Reads
+/// before the creation, the blocks where it changed (with its creations among them) and the
+/// unwind of a creation all come out as if the entry were there.
+#[test]
+fn a_created_account_is_absent_before_its_block_without_a_history_entry() {
+    let (_dir, s) = open();
+    let a = Address::repeat_byte(3);
+    let other = Address::repeat_byte(4);
+    let destroyed = AccountChange {
+        address: a,
+        info: None,
+        new_code: None,
+        storage_wiped: true,
+        storage: vec![],
+    };
+    let blocks: [Vec<AccountChange>; 7] = [
+        vec![account(other, 1, vec![])],
+        vec![account(a, 1, vec![])],
+        vec![account(other, 2, vec![])],
+        vec![account(a, 2, vec![])],
+        vec![destroyed],
+        vec![account(other, 3, vec![])],
+        vec![account(a, 7, vec![])],
+    ];
+    let mut roots = Vec::new();
+    for (n, changes) in blocks.iter().enumerate() {
+        let n = n as u64;
+        let sealed = s.commit_block(n, changes, |root| {
+            Ok::<_, StorageError>(block(n, root, vec![]))
+        });
+        roots.push(sealed.unwrap().0.header.state_root);
+    }
+    let nonces = |s: &Storage| {
+        (0..=6)
+            .map(|n| {
+                let state = s.state_at(Some(n)).unwrap();
+                state.account(a).unwrap().map(|a| a.nonce)
+            })
+            .collect::<Vec<_>>()
+    };
+    let expected = [None, Some(1), Some(1), Some(2), None, None, Some(7)];
+    assert_eq!(nonces(&s), expected);
+    let entries = {
+        use redb::ReadableDatabase;
+        let tx = s.db.begin_read().unwrap();
+        let table = tx.open_table(ACCOUNT_HISTORY).unwrap();
+        let from = codec::with_block(a.as_slice(), 0);
+        let to = codec::with_block(a.as_slice(), u64::MAX);
+        table
+            .range(from.as_slice()..=to.as_slice())
+            .unwrap()
+            .map(|e| codec::block_suffix(e.unwrap().0.value()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(entries, [3, 4], "the changes of an existing account only");
+
+    let activity = |from, to, newest_first, limit| {
+        s.address_activity(a, from, to, newest_first, limit)
+            .unwrap()
+    };
+    assert_eq!(activity(0, 6, false, 10), [1, 3, 4, 6]);
+    assert_eq!(activity(0, 6, true, 10), [6, 4, 3, 1]);
+    assert_eq!(activity(0, 6, false, 2), [1, 3]);
+    assert_eq!(activity(0, 6, true, 2), [6, 4]);
+    assert_eq!(activity(0, 2, false, 10), [1]);
+    assert_eq!(activity(2, 5, true, 10), [4, 3]);
+    assert_eq!(activity(5, u64::MAX, false, 10), [6]);
+
+    // Unwinding the recreation, the destruction and the update: each restores the record the
+    // block replaced, so the reads of every block left stay the same.
+    for n in [6u64, 5, 4, 3] {
+        let changes = &blocks[n as usize];
+        s.unwind_head(n, changes, &Default::default(), roots[n as usize - 1])
+            .unwrap();
+        let left = nonces(&s);
+        assert_eq!(
+            left[..n as usize],
+            expected[..n as usize],
+            "after unwinding {n}"
+        );
+    }
+    assert_eq!(
+        s.state_at(None).unwrap().account(a).unwrap().unwrap().nonce,
+        1
+    );
+    assert_eq!(activity(0, u64::MAX, false, 10), [1]);
+    // And the creation itself.
+    s.unwind_head(2, &blocks[2], &Default::default(), roots[1])
+        .unwrap();
+    s.unwind_head(1, &blocks[1], &Default::default(), roots[0])
+        .unwrap();
+    assert!(s.state_at(None).unwrap().account(a).unwrap().is_none());
+    assert_eq!(activity(0, u64::MAX, false, 10), Vec::<u64>::new());
+}
+
+/// A database from before creations went without a history entry: an empty entry at the
+/// creation and records that do not say which block wrote them.
+#[test]
+fn creations_written_with_an_empty_history_entry_still_read() {
+    let (dir, s) = open();
+    let a = Address::repeat_byte(5);
+    commit(
+        &s,
+        0,
+        &[account(Address::repeat_byte(6), 1, vec![])],
+        vec![],
+    );
+    commit(&s, 1, &[account(a, 1, vec![])], vec![]);
+    commit(
+        &s,
+        2,
+        &[account(Address::repeat_byte(6), 2, vec![])],
+        vec![],
+    );
+    {
+        let tx = s.db.begin_write().unwrap();
+        let state = AccountState {
+            nonce: 1,
+            balance: U256::from(10),
+            code_hash: revm::primitives::KECCAK_EMPTY,
+        };
+        tx.open_table(ACCOUNTS)
+            .unwrap()
+            .insert(&a.0 .0, codec::encode_account(&state, None).as_slice())
+            .unwrap();
+        tx.open_table(ACCOUNT_HISTORY)
+            .unwrap()
+            .insert(codec::with_block(a.as_slice(), 1).as_slice(), [].as_slice())
+            .unwrap();
+        tx.commit().unwrap();
+    }
+    drop(s);
+    let s = Storage::open(&dir.path().join("db")).unwrap();
+    let nonce = |n| {
+        let state = s.state_at(Some(n)).unwrap();
+        state.account(a).unwrap().map(|a| a.nonce)
+    };
+    assert_eq!([nonce(0), nonce(1), nonce(2)], [None, Some(1), Some(1)]);
+    assert_eq!(s.address_activity(a, 0, 2, false, 10).unwrap(), [1]);
+}
+
 #[test]
 fn failed_seal_writes_nothing() {
     let (_dir, s) = open();

@@ -16,7 +16,7 @@ use alloy_primitives::{B256, U256};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    codec::{self, decode_account, encode_account},
+    codec::{self, decode_account},
     Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, HASH_TO_NUMBER, HEADERS,
     LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
@@ -91,6 +91,8 @@ fn unwind_state(
     let mut inverse = Vec::with_capacity(changes.len());
     for change in changes {
         let addr = change.address;
+        // No entry (or an empty one, written before creations went without): the block
+        // created the account.
         let before = account_history
             .remove(codec::with_block(addr.as_slice(), number).as_slice())?
             .map(|v| v.value().to_vec())
@@ -99,8 +101,9 @@ fn unwind_state(
             accounts.remove(&addr.0 .0)?;
             None
         } else {
-            let info = decode_account(&before)?;
-            accounts.insert(&addr.0 .0, encode_account(&info).as_slice())?;
+            let info = decode_account(&before)?.state;
+            // As it was, with the block that wrote it.
+            accounts.insert(&addr.0 .0, before.as_slice())?;
             Some(info)
         };
         let mut back = AccountChange {

@@ -336,16 +336,17 @@ fn write_state(
         let addr = change.address;
         // One descent of the table: the write gives back the value it replaces.
         let old = match &change.info {
-            Some(info) => accounts.insert(&addr.0 .0, encode_account(info).as_slice())?,
+            Some(info) => {
+                accounts.insert(&addr.0 .0, encode_account(info, Some(number)).as_slice())?
+            }
             None => accounts.remove(&addr.0 .0)?,
         };
-        let old_bytes = old.map(|v| v.value().to_vec()).unwrap_or_default();
-        account_history.insert(
-            codec::with_block(addr.as_slice(), number).as_slice(),
-            old_bytes.as_slice(),
-        )?;
-        if !old_bytes.is_empty() {
-            decode_account(&old_bytes)?;
+        // An account created here needs no entry: its record says when it was written
+        // (`StoredAccount::at`).
+        if let Some(old) = old {
+            let old = old.value();
+            decode_account(old)?;
+            account_history.insert(codec::with_block(addr.as_slice(), number).as_slice(), old)?;
         }
         change_set.extend_from_slice(addr.as_slice());
         let count_at = change_set.len();
