@@ -352,13 +352,7 @@ mod tests {
                 let stored = encode_account(&a, written);
                 assert_ne!(stored.len(), ACCOUNT_LEN);
                 let read = decode_account(&stored).unwrap();
-                assert_eq!(
-                    read,
-                    StoredAccount {
-                        state: a,
-                        written
-                    }
-                );
+                assert_eq!(read, StoredAccount { state: a, written });
             }
             let mut first = [0u8; ACCOUNT_LEN];
             first[..8].copy_from_slice(&a.nonce.to_be_bytes());
@@ -390,10 +384,7 @@ mod tests {
             balance: U256::from(5),
             code_hash: KECCAK_EMPTY,
         };
-        let record = |written| StoredAccount {
-            state,
-            written,
-        };
+        let record = |written| StoredAccount { state, written };
         assert_eq!(record(Some(10)).at(9), None);
         assert_eq!(record(Some(10)).at(10), Some(state));
         assert_eq!(record(None).at(0), Some(state));

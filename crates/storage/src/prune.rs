@@ -2,7 +2,8 @@
 //! deleted as the chain grows, so the database stops growing with the state's past.
 //!
 //! Every history table (`account_history`, `storage_history`) keeps, per key,
-//! the value before each block that changed it, the block in the last 8 bytes of the key. A
+//! the value before each block that changed it (except an account's creation), the block in
+//! the last 8 bytes of the key. A
 //! read of block `b` looks for the first entry after `b`; an entry of block `e` is needed only
 //! by reads of blocks before `e`. Once the oldest readable block is `oldest = head - N`, every
 //! entry of a block at or before `oldest` can go.

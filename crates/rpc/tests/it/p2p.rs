@@ -452,9 +452,14 @@ fn damage_balances(dir: &Path) {
                 (*k.value(), v.value().to_vec())
             })
             .collect();
-        // The compact layout: flags, nonce length, nonce, balance (see the storage codec).
+        // The compact layout: flags (1: code hash at the end; 2: written block after the nonce),
+        // nonce length, nonce, [block length, block], balance (see the storage codec).
         for (address, mut value) in entries {
-            if value[0] == 0 && value.len() > 2 + value[1] as usize {
+            let mut balance_at = 2 + value[1] as usize;
+            if value[0] & 2 != 0 {
+                balance_at += 1 + value[balance_at] as usize;
+            }
+            if value[0] & 1 == 0 && value.len() > balance_at {
                 *value.last_mut().unwrap() ^= 1;
                 accounts.insert(&address, value.as_slice()).unwrap();
             }
