@@ -517,16 +517,17 @@ fn a_pruned_node_reads_within_its_window_refuses_beyond_and_stops_growing() {
         ]
     };
     let blocks = 4 * window;
+    let fresh = |n: u64| Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
     let mut lens = Vec::new();
     for n in 0..=blocks {
-        // Every block changes the account, a slot and a fresh account: history grows each block.
-        let fresh = Address::from_word(alloy_primitives::keccak256(n.to_be_bytes()));
+        // Every block changes the account and a slot (history grows each block) and creates
+        // an account.
         commit(
             &s,
             n,
             &[
                 account(a, n + 1, vec![(slot, U256::from(n + 1))]),
-                account(fresh, 1, vec![]),
+                account(fresh(n), 1, vec![]),
             ],
             vec![],
         );
@@ -549,6 +550,15 @@ fn a_pruned_node_reads_within_its_window_refuses_beyond_and_stops_growing() {
             "block {n}"
         );
         assert!(s.proof(a, &[], n).unwrap().is_ok(), "proof at {n}");
+        // Each block's new account, absent the block before (no history entry says so).
+        if n > oldest {
+            let before = s.state_at(Some(n - 1)).unwrap();
+            assert_eq!(before.account_state(fresh(n)).unwrap(), None, "block {n}");
+            assert!(
+                state.account_state(fresh(n)).unwrap().is_some(),
+                "block {n}"
+            );
+        }
     }
     // Beyond it: the named error, and no proof.
     let err = s.state_at(Some(oldest - 1)).unwrap_err();
@@ -834,7 +844,23 @@ fn a_snapshot_of_a_recent_block_rebuilds_its_state_and_the_chain_goes_on_from_it
         Err(StorageError::BeforeSnapshot { .. })
     ));
     assert!(copy.block(at + 1).unwrap().is_some());
-    assert!(copy.state_at(Some(at)).is_ok());
+    // The snapshot's block reads as on the source, accounts created after it absent.
+    let (state, original) = (
+        copy.state_at(Some(at)).unwrap(),
+        source.state_at(Some(at)).unwrap(),
+    );
+    let head = copy.state_at(None).unwrap();
+    let mut created_later = 0;
+    for address in &pool {
+        let then = state.account_state(*address).unwrap();
+        assert_eq!(then, original.account_state(*address).unwrap());
+        created_later +=
+            usize::from(then.is_none() && head.account_state(*address).unwrap().is_some());
+    }
+    assert!(
+        created_later > 0,
+        "the chain creates accounts after the snapshot"
+    );
     assert!(!copy.can_take_snapshot().unwrap());
 }
 
