@@ -422,8 +422,13 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// whenever the executing thread paused for a trie write-out (about a third of a second every
 /// 32 blocks at a million accounts) and the executing thread then waited for it: in the
 /// snapshot bench's full sync, 63.1-65.6 s with eight against 63.9-72.7 s with two (three
-/// alternating runs each). Eight blocks of 1,400 transfers hold about 3 MB a range.
-pub const SYNC_RECOVERY_AHEAD: usize = 8;
+/// alternating runs each). With 32, more than the 26 blocks of 1,300 transfers a response of
+/// [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is prepared whole while the one before is
+/// imported, so recovery also goes on through the periodic waits for the disk
+/// ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight: 46.4-48.7 s against 50.9-52.4 s
+/// (seven runs and four). A prepared range holds about twice its 4 MiB of RLP, and at most
+/// [`crate::sync::RangePlanner::MAX_QUEUED`] wait.
+pub const SYNC_RECOVERY_AHEAD: usize = 32;
 /// Longest a follower syncing in ranges goes without waiting for the disk
 /// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten
 /// seconds is a few ranges at full speed, so the waits are a small part of a sync.
