@@ -93,17 +93,14 @@ impl Storage {
         // values of the entries looked at and the first record after `to`.
         let history = snap.table(&snap.account_history)?;
         let mut records = Vec::new();
-        {
-            let range = history.range(lo.as_slice()..=hi.as_slice())?;
-            let entries: &mut dyn Iterator<Item = _> = if newest_first {
-                &mut range.rev()
-            } else {
-                &mut { range }
-            };
-            for entry in entries.take(limit) {
-                let (key, value) = entry?;
-                records.push((codec::block_suffix(key.value()), value.value().to_vec()));
-            }
+        for entry in first(
+            history.range(lo.as_slice()..=hi.as_slice())?,
+            newest_first,
+            limit,
+        ) {
+            let (key, value) = entry?;
+            blocks.insert(codec::block_suffix(key.value()));
+            records.push(value.value().to_vec());
         }
         let next = match to.checked_add(1) {
             Some(after) => {
@@ -124,7 +121,7 @@ impl Storage {
                 .get(&address.0 .0)?
                 .map(|v| v.value().to_vec()),
         };
-        for record in records.iter().map(|(_, r)| r).chain(&next) {
+        for record in records.iter().chain(&next) {
             if record.is_empty() {
                 continue;
             }
@@ -134,21 +131,23 @@ impl Storage {
                 }
             }
         }
-        blocks.extend(records.iter().map(|(block, _)| *block));
         let logs = snap.table(&snap.log_addresses)?;
-        let keys = logs.range(lo.as_slice()..=hi.as_slice())?;
-        let keys: &mut dyn Iterator<Item = _> = if newest_first {
-            &mut keys.rev()
-        } else {
-            &mut { keys }
-        };
-        for key in keys.take(limit) {
+        for key in first(
+            logs.range(lo.as_slice()..=hi.as_slice())?,
+            newest_first,
+            limit,
+        ) {
             blocks.insert(codec::block_suffix(key?.0.value()));
         }
-        Ok(if newest_first {
-            blocks.into_iter().rev().take(limit).collect()
-        } else {
-            blocks.into_iter().take(limit).collect()
-        })
+        Ok(first(blocks.into_iter(), newest_first, limit))
+    }
+}
+
+/// The first `limit` of `items`, from the back when `newest_first`.
+fn first<T>(items: impl DoubleEndedIterator<Item = T>, newest_first: bool, limit: usize) -> Vec<T> {
+    if newest_first {
+        items.rev().take(limit).collect()
+    } else {
+        items.take(limit).collect()
     }
 }
