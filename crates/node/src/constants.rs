@@ -426,8 +426,9 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is prepared whole while the one before is
 /// imported, so recovery also goes on through the periodic waits for the disk
 /// ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight: 46.4-48.7 s against 50.9-52.4 s
-/// (seven runs and four). A prepared range holds about twice its 4 MiB of RLP, and at most
-/// [`crate::sync::RangePlanner::MAX_QUEUED`] wait.
+/// (seven runs and four). A prepared range of transfers holds about three times its 4 MiB of
+/// RLP (decoded transactions and their senders), and at most
+/// [`crate::sync::RangePlanner::MAX_QUEUED`] ranges are prepared at a time.
 pub const SYNC_RECOVERY_AHEAD: usize = 32;
 /// Longest a follower syncing in ranges goes without waiting for the disk
 /// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten
