@@ -426,8 +426,8 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is prepared whole while the one before is
 /// imported, so recovery also goes on through the periodic waits for the disk
 /// ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight: 45.9-50.6 s (median 48.1 s)
-/// against 50.4-52.4 s (fifteen runs and eight). A prepared range of transfers holds about three times its 4 MiB of
-/// RLP (decoded transactions and their senders), and at most
+/// against 50.4-52.4 s (fifteen runs and eight). A prepared range of transfers holds about
+/// three times its 4 MiB of RLP (decoded transactions and their senders), and at most
 /// [`crate::sync::RangePlanner::MAX_QUEUED`] ranges are prepared at a time.
 pub const SYNC_RECOVERY_AHEAD: usize = 32;
 /// Longest a follower syncing in ranges goes without waiting for the disk

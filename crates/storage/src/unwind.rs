@@ -3,10 +3,11 @@
 //!
 //! The history tables already hold, for every account and slot a block changed, the value from
 //! before that block (an account the block created has no entry, and is removed): unwinding
-//! restores those values into the current tables and removes the block's entries. The trie writes buffered in memory are written out first; then the state
-//! trie is rewritten with the inverse changes (a path-keyed trie is a function of its contents,
-//! so it comes back node for node) and the block's change set goes; the root must be the
-//! parent's state root, or nothing is written.
+//! restores those values into the current tables and removes the block's entries. The trie
+//! writes buffered in memory are written out first; then the state trie is rewritten with the
+//! inverse changes (a path-keyed trie is a function of its contents, so it comes back node for
+//! node) and the block's change set goes; the root must be the parent's state root, or nothing
+//! is written.
 
 use std::collections::BTreeSet;
 
