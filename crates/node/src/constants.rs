@@ -418,11 +418,10 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// Most prepared blocks (decoded, senders recovered, transactions root computed) that a synced
 /// range's preparing thread keeps waiting for the import (`sync::PreparedRange`; a range queued
 /// behind the one being imported fills its own). Recovering a block takes about as long as
-/// executing it, so with two the recovery stopped
-/// whenever the executing thread paused for a trie write-out (about a third of a second every
-/// 32 blocks at a million accounts) and the executing thread then waited for it: in the
-/// snapshot bench's full sync, 63.1-65.6 s with eight against 63.9-72.7 s with two (three
-/// alternating runs each). With 32, more than the 26 blocks of 1,300 transfers a response of
+/// executing it, so with two the recovery stopped whenever the executing thread paused for a
+/// trie write-out (about a third of a second every 32 blocks at a million accounts) and the
+/// executing thread then waited for it: in the snapshot bench's full sync, 63.1-65.6 s with
+/// eight against 63.9-72.7 s with two (three alternating runs each). With 32, more than the 26 blocks of 1,300 transfers a response of
 /// [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is prepared whole while the one before is
 /// imported, so recovery also goes on through the periodic waits for the disk
 /// ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight: 45.9-50.6 s (median 48.1 s)
@@ -443,10 +442,10 @@ pub const SYNC_IDLE_BEFORE_DURABLE: std::time::Duration = std::time::Duration::f
 /// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
 pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;
 /// The nice value of a synced range's preparing thread and its recovery threads. Recovering a
-/// block's senders takes
-/// about half the CPU of executing and storing it, and on two cores the executing thread, on
-/// which the whole range waits, shared them with two recovering ones: in the snapshot bench's
-/// full sync (1M accounts) it waited for a core 11.6% of the time, 7.7% with recovery at +5.
+/// block's senders takes about half the CPU of executing and storing it, and on two cores the
+/// executing thread, on which the whole range waits, shared them with two recovering ones: in
+/// the snapshot bench's full sync (1M accounts) it waited for a core 11.6% of the time, 7.7%
+/// with recovery at +5.
 /// At +5 (a third of the weight of a thread at 0) recovery still gets every idle cycle, and
 /// enough of a busy core to keep a follower syncing while its RPC threads are busy.
 pub const SYNC_RECOVERY_NICE: i32 = 5;
