@@ -288,8 +288,9 @@ fn apply_block_redb(c: &mut Criterion) {
             table: base,
             reads: AtomicUsize::new(0),
         };
-        let (mut updating, mut flushing, mut blocks, mut flushes) =
-            (Duration::ZERO, Duration::ZERO, 0u32, 0u32);
+        let (mut updating, mut buffering, mut flushing) =
+            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let (mut blocks, mut pushes, mut flushes) = (0u32, 0u32, 0u32);
         let mut buffered_bytes = 0;
         group.bench_function(BenchmarkId::new("write-back", accounts), |b| {
             b.iter_custom(|iters| {
@@ -307,7 +308,10 @@ fn apply_block_redb(c: &mut Criterion) {
                         buffered_bytes = buffered_bytes.max(buffer.bytes() + writes.bytes());
                         let started = Instant::now();
                         buffer.push(writes);
-                        total += started.elapsed();
+                        let buffered = started.elapsed();
+                        buffering += buffered;
+                        total += buffered;
+                        pushes += 1;
                         continue;
                     }
                     let started = Instant::now();
@@ -329,9 +333,10 @@ fn apply_block_redb(c: &mut Criterion) {
         });
         if flushes > 0 {
             eprintln!(
-                "write-back {accounts}: update {:?} a block ({} store reads), a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most, node cache of {} MiB",
+                "write-back {accounts}: update {:?} a block ({} store reads), buffering {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most, node cache of {} MiB",
                 updating / blocks,
                 base.reads.load(Ordering::Relaxed) / blocks as usize,
+                buffering / pushes.max(1),
                 flushing / flushes,
                 buffered_bytes / 1024,
                 trie_cache >> 20

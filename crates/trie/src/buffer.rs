@@ -135,6 +135,20 @@ impl NodeCache {
             (None, _) => {}
         }
     }
+
+    /// [`NodeCache::set`] for a node just read from the store, taken over rather than copied.
+    fn take_read(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        let cost = key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        if self.budget == 0
+            || !Self::holds(&key)
+            || self.nodes.contains_key(&key)
+            || self.bytes + cost > self.budget
+        {
+            return self.set(&key, Some(&value));
+        }
+        self.bytes += cost;
+        self.nodes.insert(key, value);
+    }
 }
 
 /// The buffer: each block's writes for readers, their merge for the block writer, and the
@@ -260,7 +274,13 @@ impl WriteBack {
             self.wiped.extend(wiped);
         }
         for (key, value) in writes.entries() {
-            self.merged.insert(key.clone(), value.clone());
+            // Nodes near the root are rewritten by every block: their key and buffer are reused.
+            match self.merged.get_mut(key) {
+                Some(merged) => merged.clone_from(value),
+                None => {
+                    self.merged.insert(key.clone(), value.clone());
+                }
+            }
         }
         self.bytes += bytes;
         self.layers.0.push(Arc::new(writes));
@@ -311,8 +331,8 @@ impl WriteBack {
 
     /// Cacheable nodes an update read from the store, which still holds them.
     fn cache_reads(&mut self, read: Vec<(Vec<u8>, Vec<u8>)>) {
-        for (key, value) in &read {
-            self.cache.set(key, Some(value));
+        for (key, value) in read {
+            self.cache.take_read(key, value);
         }
     }
 
