@@ -138,16 +138,15 @@ impl NodeCache {
 
     /// [`NodeCache::set`] for a node just read from the store, taken over rather than copied.
     fn take_read(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        let cost = key.len() + value.len() + CACHED_NODE_OVERHEAD;
-        if self.budget == 0
-            || !Self::holds(&key)
-            || self.nodes.contains_key(&key)
-            || self.bytes + cost > self.budget
-        {
-            return self.set(&key, Some(&value));
+        if self.nodes.contains_key(&key) {
+            self.set(&key, Some(&value));
+            return;
         }
-        self.bytes += cost;
-        self.nodes.insert(key, value);
+        let cost = key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        if self.budget > 0 && Self::holds(&key) && self.bytes + cost <= self.budget {
+            self.bytes += cost;
+            self.nodes.insert(key, value);
+        }
     }
 }
 
