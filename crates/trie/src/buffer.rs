@@ -109,12 +109,17 @@ impl NodeCache {
         key.first() == Some(&crate::ACCOUNT_TRIE) && key.len() <= 1 + CACHED_DEPTH
     }
 
+    /// Bytes the cache counts for `key` holding `value`.
+    fn cost(key: &[u8], value: &[u8]) -> usize {
+        key.len() + value.len() + CACHED_NODE_OVERHEAD
+    }
+
     /// The store's value of `key` is `value` from now on (`None`: absent).
     fn set(&mut self, key: &[u8], value: Option<&Vec<u8>>) {
         if self.budget == 0 || !Self::holds(key) {
             return;
         }
-        let cost = |value: &[u8]| key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        let cost = |value: &[u8]| Self::cost(key, value);
         match (self.nodes.get_mut(key), value) {
             (Some(cached), Some(value))
                 if self.bytes - cost(cached) + cost(value) <= self.budget =>
@@ -142,7 +147,7 @@ impl NodeCache {
             self.set(&key, Some(&value));
             return;
         }
-        let cost = key.len() + value.len() + CACHED_NODE_OVERHEAD;
+        let cost = Self::cost(&key, &value);
         if self.budget > 0 && Self::holds(&key) && self.bytes + cost <= self.budget {
             self.bytes += cost;
             self.nodes.insert(key, value);
