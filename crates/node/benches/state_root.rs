@@ -13,11 +13,14 @@
 //! write-outs. A second group runs the same sweep on a `MemoryTrieStore` (blocks there only
 //! update existing accounts so the state does not grow) to separate the trie's own cost from
 //! redb's per-operation cost, and the number of store reads/writes per block is printed for
-//! every size.
+//! every size. Each change says what its account held before the block, as the node's do
+//! (`TRIE_BENCH_BEFORE=0` leaves that out).
 
 use std::{
     cell::Cell,
+    collections::HashMap,
     hint::black_box,
+    io::Write,
     sync::atomic::{AtomicUsize, Ordering},
     time::{Duration, Instant},
 };
@@ -48,18 +51,29 @@ fn address(index: u64) -> Address {
     Address::from_word(keccak256(index.to_be_bytes()))
 }
 
-fn change(index: u64, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
+/// What account `index` holds after a change with `nonce` (and storage if `contract`).
+fn state(index: u64, nonce: u64, contract: bool) -> AccountState {
+    AccountState {
+        nonce,
+        balance: U256::from(index) * U256::from(1_000_000_007u64),
+        code_hash: if contract {
+            B256::repeat_byte(0xc0)
+        } else {
+            KECCAK_EMPTY
+        },
+    }
+}
+
+fn change(
+    index: u64,
+    before: Option<AccountState>,
+    nonce: u64,
+    storage: Vec<(U256, U256)>,
+) -> AccountChange {
     AccountChange {
         address: address(index),
-        info: Some(AccountState {
-            nonce,
-            balance: U256::from(index) * U256::from(1_000_000_007u64),
-            code_hash: if storage.is_empty() {
-                KECCAK_EMPTY
-            } else {
-                B256::repeat_byte(0xc0)
-            },
-        }),
+        before,
+        info: Some(state(index, nonce, !storage.is_empty())),
         new_code: None,
         storage_wiped: false,
         storage,
@@ -75,20 +89,95 @@ fn base_account(index: u64) -> AccountChange {
     } else {
         Vec::new()
     };
-    change(index, 1, storage)
+    change(index, None, 1, storage)
+}
+
+/// What the base accounts hold now, as the node knows every account before its block (a
+/// change's `before`; `TRIE_BENCH_BEFORE=0` leaves it out, to measure without): `base_account`'s
+/// state unless a block changed it. Beside a kept base (`TRIE_BENCH_DIR`), the changes each
+/// write-out commits are appended to a file (index, nonce, contract: 17 bytes), so that later
+/// runs know them too.
+struct Known {
+    now: HashMap<u64, AccountState>,
+    /// Changes of the blocks not yet written out.
+    unflushed: Vec<(u64, AccountState)>,
+    file: Option<std::fs::File>,
+    hints: bool,
+}
+
+impl Known {
+    fn open(path: Option<std::path::PathBuf>) -> Self {
+        let mut now = HashMap::new();
+        let file = path.map(|path| {
+            for record in std::fs::read(&path).unwrap_or_default().chunks_exact(17) {
+                let index = u64::from_le_bytes(record[..8].try_into().unwrap());
+                let nonce = u64::from_le_bytes(record[8..16].try_into().unwrap());
+                now.insert(index, state(index, nonce, record[16] == 1));
+            }
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap()
+        });
+        Self {
+            now,
+            unflushed: Vec::new(),
+            file,
+            hints: std::env::var("TRIE_BENCH_BEFORE").as_deref() != Ok("0"),
+        }
+    }
+
+    fn before(&self, index: u64) -> Option<AccountState> {
+        let base = || base_account(index).info.unwrap();
+        self.hints
+            .then(|| self.now.get(&index).copied().unwrap_or_else(base))
+    }
+
+    /// A block of `changes` to base accounts `indices` was applied (not yet written out).
+    fn applied(&mut self, indices: &[u64], changes: &[AccountChange]) {
+        for (index, change) in indices.iter().zip(changes) {
+            let info = change.info.unwrap();
+            self.now.insert(*index, info);
+            self.unflushed.push((*index, info));
+        }
+    }
+
+    /// The blocks applied so far are written out.
+    fn flushed(&mut self) {
+        let mut records = Vec::with_capacity(self.unflushed.len() * 17);
+        for (index, info) in self.unflushed.drain(..) {
+            records.extend(index.to_le_bytes());
+            records.extend(info.nonce.to_le_bytes());
+            records.push(u8::from(info.code_hash != KECCAK_EMPTY));
+        }
+        if let Some(file) = &mut self.file {
+            file.write_all(&records).unwrap();
+        }
+    }
 }
 
 /// A block: 700 balance/nonce updates of existing accounts (900 without new accounts), 100
 /// storage writes into existing contracts (3 slots each), 200 new accounts if `new_accounts`.
-fn block(rng: &mut StdRng, existing: u64, new_accounts: bool) -> Vec<AccountChange> {
+/// Returns the changes and the base accounts they change, in order.
+fn block(
+    rng: &mut StdRng,
+    known: &Known,
+    existing: u64,
+    new_accounts: bool,
+) -> (Vec<AccountChange>, Vec<u64>) {
     let mut changes = Vec::with_capacity(BLOCK_ACCOUNTS);
+    let mut indices = Vec::with_capacity(BLOCK_ACCOUNTS);
     let updates = if new_accounts { 700 } else { 900 };
     for _ in 0..updates {
+        let index = rng.gen_range(0..existing);
         changes.push(change(
-            rng.gen_range(0..existing),
+            index,
+            known.before(index),
             rng.gen_range(2..100),
             Vec::new(),
         ));
+        indices.push(index);
     }
     for _ in 0..100 {
         let index = rng.gen_range(0..existing / 10) * 10;
@@ -100,12 +189,18 @@ fn block(rng: &mut StdRng, existing: u64, new_accounts: bool) -> Vec<AccountChan
                 )
             })
             .collect();
-        changes.push(change(index, 7, storage));
+        changes.push(change(index, known.before(index), 7, storage));
+        indices.push(index);
     }
     for _ in 0..if new_accounts { 200 } else { 0 } {
-        changes.push(change(rng.gen_range(existing..u64::MAX / 2), 0, Vec::new()));
+        changes.push(change(
+            rng.gen_range(existing..u64::MAX / 2),
+            None,
+            0,
+            Vec::new(),
+        ));
     }
-    changes
+    (changes, indices)
 }
 
 /// Counts store reads and writes.
@@ -236,12 +331,13 @@ fn apply_block_redb(c: &mut Criterion) {
             started.elapsed()
         );
         let mut rng = StdRng::seed_from_u64(accounts);
+        let mut known = Known::open(kept.map(|_| file.with_extension("changed")));
         {
             let tx = db.begin_write().unwrap();
             let mut table = tx.open_table(TRIE_NODES).unwrap();
             report_ops(
                 &mut table,
-                &block(&mut rng, accounts, true),
+                &block(&mut rng, &known, accounts, true).0,
                 &format!("redb {accounts}"),
             );
             drop(table);
@@ -256,7 +352,7 @@ fn apply_block_redb(c: &mut Criterion) {
                 b.iter_custom(|iters| {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
-                        let changes = block(&mut rng, accounts, true);
+                        let (changes, _) = block(&mut rng, &known, accounts, true);
                         let tx = db.begin_write().unwrap();
                         {
                             let mut table = tx.open_table(TRIE_NODES).unwrap();
@@ -296,11 +392,12 @@ fn apply_block_redb(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iters {
-                    let changes = block(&mut rng, accounts, true);
+                    let (changes, indices) = block(&mut rng, &known, accounts, true);
                     let started = Instant::now();
                     let (root, writes) = buffer.apply(&base, &changes).unwrap();
                     black_box(root);
                     let updated = started.elapsed();
+                    known.applied(&indices, &changes);
                     updating += updated;
                     total += updated;
                     blocks += 1;
@@ -322,6 +419,7 @@ fn apply_block_redb(c: &mut Criterion) {
                         .unwrap();
                     tx.commit().unwrap();
                     buffer.flushed(Some(writes));
+                    known.flushed();
                     let flushed = started.elapsed();
                     flushing += flushed;
                     flushes += 1;
@@ -364,14 +462,17 @@ fn apply_block_memory(c: &mut Criterion) {
             start = end;
         }
         let mut rng = StdRng::seed_from_u64(accounts + 1);
-        report_ops(
-            &mut store,
-            &block(&mut rng, accounts, false),
-            &format!("memory {accounts}"),
-        );
+        let mut known = Known::open(None);
+        let (changes, indices) = block(&mut rng, &known, accounts, false);
+        report_ops(&mut store, &changes, &format!("memory {accounts}"));
+        known.applied(&indices, &changes);
         group.bench_function(BenchmarkId::from_parameter(accounts), |b| {
             b.iter_batched(
-                || block(&mut rng, accounts, false),
+                || {
+                    let (changes, indices) = block(&mut rng, &known, accounts, false);
+                    known.applied(&indices, &changes);
+                    changes
+                },
                 |changes| black_box(apply_changes(&mut store, &changes).unwrap()),
                 criterion::BatchSize::LargeInput,
             )

@@ -127,6 +127,7 @@ pub(crate) fn changes_to(
                 .collect::<Result<_, StorageError>>()?;
             Ok(AccountChange {
                 address,
+                before: None,
                 info: state.account_state(address)?,
                 new_code: None,
                 storage_wiped: false,

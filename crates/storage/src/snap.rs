@@ -616,6 +616,7 @@ mod tests {
             &mut trie,
             &[trie::state::AccountChange {
                 address,
+                before: None,
                 info: Some(info),
                 new_code: None,
                 storage_wiped: false,

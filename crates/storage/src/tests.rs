@@ -11,6 +11,7 @@ use l2node_trie::state::{AccountChange, AccountState};
 fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
     AccountChange {
         address,
+        before: None,
         info: Some(AccountState {
             nonce,
             balance: U256::from(nonce * 10),
@@ -148,6 +149,7 @@ fn large_blocks_write_their_state_beside_their_root() {
             // Account 0 (block 0) goes; account 70 (blocks 0 and 1) has its storage wiped and
             // one new slot; account 500 is a new contract.
             changes.push(AccountChange {
+                before: None,
                 info: None,
                 ..account(address(0), 0, vec![])
             });
@@ -229,6 +231,7 @@ fn destroyed_account_and_wiped_storage_are_gone_now_but_not_before() {
         1,
         &[AccountChange {
             address: a,
+            before: None,
             info: None,
             new_code: None,
             storage_wiped: true,
@@ -254,6 +257,7 @@ fn a_created_account_is_absent_before_its_block_without_a_history_entry() {
     let other = Address::repeat_byte(4);
     let destroyed = AccountChange {
         address: a,
+        before: None,
         info: None,
         new_code: None,
         storage_wiped: true,
@@ -612,6 +616,7 @@ fn the_tries_of_recent_blocks_are_the_ones_they_left() {
             let change = match next(10) {
                 0 => AccountChange {
                     address,
+                    before: None,
                     info: None,
                     new_code: None,
                     storage_wiped: false,

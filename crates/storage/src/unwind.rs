@@ -109,6 +109,7 @@ fn unwind_state(
         };
         let mut back = AccountChange {
             address: addr,
+            before: None,
             info,
             new_code: None,
             storage_wiped: false,

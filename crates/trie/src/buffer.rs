@@ -521,6 +521,7 @@ mod tests {
         let address = Address::repeat_byte(7);
         let with_slots = |nonce, slots: &[(u64, u64)]| AccountChange {
             address,
+            before: None,
             info: Some(AccountState {
                 nonce,
                 balance: U256::from(1),

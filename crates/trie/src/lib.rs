@@ -152,10 +152,17 @@ fn account_updates<S: TrieStore + ?Sized>(
             None => None,
             // Storage untouched: the storage root stays the one in the account's current leaf
             // (a transfer's accounts cost no read of their storage trie). An account without
-            // a leaf has no storage trie: deleting a leaf wipes it, above.
-            Some(info) if !changes_storage && storage_changed != Some(*hashed) => Some(
-                Value::KeepStorageRoot(encode_account(info, EMPTY_ROOT_HASH)),
-            ),
+            // a leaf has no storage trie: deleting a leaf wipes it, above. The leaf now is the
+            // account before the block with, as a guess, no storage (right for every account
+            // without storage, and checked against the leaf's hash).
+            Some(info) if !changes_storage && storage_changed != Some(*hashed) => {
+                Some(Value::keep_storage_root(
+                    encode_account(info, EMPTY_ROOT_HASH),
+                    change
+                        .before
+                        .map(|before| encode_account(&before, EMPTY_ROOT_HASH)),
+                ))
+            }
             Some(info) => {
                 let slots = change
                     .storage
@@ -163,7 +170,7 @@ fn account_updates<S: TrieStore + ?Sized>(
                     .map(|(slot, value)| slot_update(*slot, *value));
                 let storage_root =
                     TrieUpdater::new(&mut *store, &prefix).apply(&prepare(slots.collect()))?;
-                Some(Value::Bytes(encode_account(info, storage_root)))
+                Some(Value::from(encode_account(info, storage_root)))
             }
         };
         if changes_storage {
@@ -324,6 +331,7 @@ pub(crate) mod tests {
             .collect();
         AccountChange {
             address,
+            before: None,
             info: Some(AccountState {
                 nonce: rng.gen_range(0..5),
                 balance,
@@ -332,6 +340,19 @@ pub(crate) mod tests {
             new_code: None,
             storage_wiped: rng.gen_bool(0.1),
             storage,
+        }
+    }
+
+    /// What a caller may say of an account before its change: what the model holds (right unless
+    /// the same batch changed the account already), nothing, or something wrong.
+    fn before_hint(rng: &mut StdRng, model: &Model, address: Address) -> Option<AccountState> {
+        match rng.gen_range(0..4) {
+            0 => None,
+            1 => Some(AccountState {
+                nonce: 99,
+                ..AccountState::default()
+            }),
+            _ => model.get(&address).map(|(info, _)| *info),
         }
     }
 
@@ -352,7 +373,8 @@ pub(crate) mod tests {
             if rng.gen_bool(0.5) {
                 changes.sort_by_key(|c| c.address);
             }
-            for change in &changes {
+            for change in &mut changes {
+                change.before = before_hint(&mut rng, &model, change.address);
                 apply_to_model(&mut model, change);
             }
             let root = apply_changes(&mut store, &changes).unwrap();
@@ -393,8 +415,9 @@ pub(crate) mod tests {
         let mut model = Model::new();
         for step in 0..60 {
             let count = rng.gen_range(64..400);
-            let changes: Vec<_> = (0..count).map(|_| random_change(&mut rng, &pool)).collect();
-            for change in &changes {
+            let mut changes: Vec<_> = (0..count).map(|_| random_change(&mut rng, &pool)).collect();
+            for change in &mut changes {
+                change.before = before_hint(&mut rng, &model, change.address);
                 apply_to_model(&mut model, change);
             }
             let mut serial = store.clone();
@@ -523,6 +546,7 @@ pub(crate) mod tests {
             .into_iter()
             .map(|(address, info, storage)| AccountChange {
                 address,
+                before: None,
                 info: Some(info),
                 new_code: None,
                 storage_wiped: false,
@@ -695,15 +719,21 @@ pub(crate) mod tests {
         }
     }
 
-    /// Store reads and writes of one 100-account block on top of `base` accounts.
-    fn block_store_ops(base: u64) -> (usize, usize) {
-        let account = |i: u64, nonce: u64| AccountChange {
+    /// Store reads and writes, and the root, of one 100-account block on top of `base` accounts
+    /// (EOAs), each account's change carrying `before(its index)`.
+    fn block_store_ops(
+        base: u64,
+        before: impl Fn(u64) -> Option<AccountState>,
+    ) -> (usize, usize, B256) {
+        let state = |i: u64, nonce: u64| AccountState {
+            nonce,
+            balance: U256::from(i),
+            code_hash: KECCAK_EMPTY,
+        };
+        let account = |i: u64, nonce: u64, before: Option<AccountState>| AccountChange {
             address: Address::from_word(keccak256(i.to_be_bytes())),
-            info: Some(AccountState {
-                nonce,
-                balance: U256::from(i),
-                code_hash: KECCAK_EMPTY,
-            }),
+            before,
+            info: Some(state(i, nonce)),
             new_code: None,
             storage_wiped: false,
             storage: vec![],
@@ -711,13 +741,45 @@ pub(crate) mod tests {
         let mut store = MemoryTrieStore::new();
         apply_changes(
             &mut store,
-            &(0..base).map(|i| account(i, 1)).collect::<Vec<_>>(),
+            &(0..base).map(|i| account(i, 1, None)).collect::<Vec<_>>(),
         )
         .unwrap();
-        let block: Vec<_> = (0..100).map(|i| account(i * (base / 100), 2)).collect();
+        let block: Vec<_> = (0..100)
+            .map(|i| i * (base / 100))
+            .map(|i| account(i, 2, before(i)))
+            .collect();
         let mut counting = CountingStore::new(&mut store);
-        apply_changes(&mut counting, &block).unwrap();
-        (counting.reads.get(), counting.ops)
+        let root = apply_changes(&mut counting, &block).unwrap();
+        (counting.reads.get(), counting.ops, root)
+    }
+
+    #[test]
+    fn an_account_known_before_the_block_is_updated_without_reading_its_leaf() {
+        let unknown = block_store_ops(30_000, |_| None);
+        let known = block_store_ops(30_000, |i| {
+            Some(AccountState {
+                nonce: 1,
+                balance: U256::from(i),
+                code_hash: KECCAK_EMPTY,
+            })
+        });
+        let wrong = block_store_ops(30_000, |i| {
+            Some(AccountState {
+                nonce: 7,
+                balance: U256::from(i),
+                code_hash: KECCAK_EMPTY,
+            })
+        });
+        // Same root and writes whatever the hint; a right one saves each account's leaf read
+        // (but where two of the block's accounts share the leaf's parent), a wrong one nothing.
+        assert_eq!((known.1, known.2), (unknown.1, unknown.2));
+        assert_eq!(wrong, unknown);
+        assert!(
+            known.0 + 95 <= unknown.0,
+            "{} reads with the accounts known, {} without",
+            known.0,
+            unknown.0
+        );
     }
 
     #[test]
@@ -726,6 +788,7 @@ pub(crate) mod tests {
         let eoa = Address::repeat_byte(0xe0);
         let change = |address, nonce, storage: Vec<(u64, u64)>| AccountChange {
             address,
+            before: None,
             info: Some(AccountState {
                 nonce,
                 balance: U256::from(nonce),
@@ -773,8 +836,8 @@ pub(crate) mod tests {
 
     #[test]
     fn block_store_ops_grow_with_touched_accounts_not_state_size() {
-        let (small_reads, small_writes) = block_store_ops(1_000);
-        let (large_reads, large_writes) = block_store_ops(30_000);
+        let (small_reads, small_writes, _) = block_store_ops(1_000, |_| None);
+        let (large_reads, large_writes, _) = block_store_ops(30_000, |_| None);
         // Only nodes on the 100 touched paths are read and rewritten: about the trie depth (3 to
         // 5 here) per account (their storage tries are not read: no storage changed).
         assert!(

@@ -201,6 +201,7 @@ mod tests {
         (0..accounts)
             .map(|i| AccountChange {
                 address: Address::from_word(keccak256(rng.gen::<u64>().to_be_bytes())),
+                before: None,
                 info: Some(AccountState {
                     nonce: rng.gen_range(0..5),
                     balance: U256::from(rng.gen::<u64>()),

@@ -11,6 +11,9 @@ pub struct AccountChange {
     pub address: Address,
     /// New nonce, balance and code hash, or `None` when the account no longer exists.
     pub info: Option<AccountState>,
+    /// The account before the block, when the caller knows it (`None`: unknown, or it did not
+    /// exist). Only a hint: the trie recognises the account's leaf by it instead of reading it.
+    pub before: Option<AccountState>,
     /// Code deployed in this block (the bytes behind `info.code_hash`), if new.
     pub new_code: Option<Bytecode>,
     /// `true` when all previous storage is gone (self-destruct or re-creation) before `storage`
@@ -26,6 +29,7 @@ impl AccountChange {
         Self {
             address,
             info: None,
+            before: None,
             new_code: None,
             storage_wiped: false,
             storage: vec![],

@@ -10,7 +10,10 @@
 //! whether to store it there, merge it into its own node (and delete the entry), or delete it.
 
 use alloy_primitives::B256;
-use alloy_trie::{nodes::RlpNode, Nibbles, EMPTY_ROOT_HASH};
+use alloy_trie::{
+    nodes::{LeafNodeRef, RlpNode},
+    Nibbles, EMPTY_ROOT_HASH,
+};
 use arrayvec::ArrayVec;
 
 use super::TrieError;
@@ -24,27 +27,38 @@ pub(crate) type Update = (Nibbles, Option<Value>);
 
 /// A key's new leaf value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Value {
-    /// These bytes.
-    Bytes(Vec<u8>),
-    /// An account leaf encoded with the empty storage root whose storage is unchanged: its
-    /// storage root is the one of the leaf it replaces (none: the empty root). The leaf is read
-    /// by the update anyway, so the storage trie's root is never read for it.
-    KeepStorageRoot(Vec<u8>),
+pub(crate) struct Value {
+    /// The new leaf's bytes (an account keeping its storage root: with the empty root).
+    bytes: Vec<u8>,
+    /// An account leaf whose storage is unchanged: its storage root is the one of the leaf it
+    /// replaces (none: the empty root). The leaf is read by the update anyway (or recognised,
+    /// below), so the storage trie's root is never read for it.
+    keep_storage_root: bool,
+    /// What the key's leaf holds now, when the caller knows it (the account before the block):
+    /// a parent's reference to that leaf is then recognised by its hash and the leaf is not read
+    /// from the store. A wrong guess costs one hash, and the leaf is read as without one.
+    current: Option<Vec<u8>>,
 }
 
 impl Value {
-    /// The value's bytes as given (an account keeping its storage root: with the empty root).
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Self::Bytes(bytes) | Self::KeepStorageRoot(bytes) => bytes,
+    /// An account leaf (encoded with the empty storage root) that keeps the storage root of the
+    /// leaf it replaces, and the leaf the caller believes is stored now, if any.
+    pub(crate) fn keep_storage_root(bytes: Vec<u8>, current: Option<Vec<u8>>) -> Self {
+        Self {
+            bytes,
+            keep_storage_root: true,
+            current,
         }
     }
 }
 
 impl From<Vec<u8>> for Value {
     fn from(bytes: Vec<u8>) -> Self {
-        Self::Bytes(bytes)
+        Self {
+            bytes,
+            keep_storage_root: false,
+            current: None,
+        }
     }
 }
 
@@ -115,6 +129,29 @@ pub(crate) fn by_nibble(depth: usize, updates: &[Update]) -> impl Iterator<Item 
     updates
         .chunk_by(move |(a, _), (b, _)| a.get_unchecked(depth) == b.get_unchecked(depth))
         .map(move |group| (group[0].0.get_unchecked(depth), group))
+}
+
+/// The leaf at `path` that its parent references as `child`, when the one update below `path`
+/// knows what the key's leaf holds now and the reference is that leaf's: the store need not be
+/// read. A wrong guess costs one hash of the leaf.
+fn recognised_leaf(child: &RlpNode, path: &Nibbles, group: &[Update]) -> Option<Node> {
+    let [(
+        key,
+        Some(Value {
+            current: Some(current),
+            ..
+        }),
+    )] = group
+    else {
+        return None;
+    };
+    let key = key.slice(path.len()..);
+    let mut rlp = Vec::new();
+    let node_ref = LeafNodeRef::new(&key, current).rlp(&mut rlp);
+    (node_ref == *child).then(|| Node::Leaf {
+        key,
+        value: current.clone(),
+    })
 }
 
 /// Applies update batches to one trie (the account trie or one storage trie).
@@ -194,7 +231,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             None => {
                 let inserts: Vec<(Nibbles, &[u8])> = updates
                     .iter()
-                    .filter_map(|(key, value)| value.as_ref().map(|v| (*key, v.bytes())))
+                    .filter_map(|(key, value)| value.as_ref().map(|v| (*key, &v.bytes[..])))
                     .collect();
                 self.build(path, &inserts)
             }
@@ -204,8 +241,8 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                 // An account update of this leaf that keeps the leaf's storage root.
                 let kept = match updates.binary_search_by(|(key, _)| key.cmp(&full)) {
                     Ok(i) => match &updates[i].1 {
-                        Some(Value::KeepStorageRoot(new)) => {
-                            Some(crate::with_storage_root_of(new, &value)?)
+                        Some(new) if new.keep_storage_root => {
+                            Some(crate::with_storage_root_of(&new.bytes, &value)?)
                         }
                         _ => None,
                     },
@@ -224,7 +261,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
                     if let Some(value) = value {
                         let bytes = match &kept {
                             Some(kept) if *key == full => kept.as_slice(),
-                            _ => value.bytes(),
+                            _ => &value.bytes,
                         };
                         merged.push((*key, bytes));
                     }
@@ -332,10 +369,12 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             let mut child_path = path;
             child_path.push(nibble);
             let existed = children[nibble as usize].is_some();
-            let existing = if existed {
-                Some(self.load_existing(&child_path)?)
-            } else {
-                None
+            let existing = match &children[nibble as usize] {
+                None => None,
+                Some(child) => Some(match recognised_leaf(child, &child_path, group) {
+                    Some(leaf) => leaf,
+                    None => self.load_existing(&child_path)?,
+                }),
             };
             let node = self.update(child_path, existing, group)?;
             updated.push(Child {
@@ -655,7 +694,7 @@ pub(crate) mod tests {
         assert_eq!(prepared.len(), 2);
         assert_eq!(
             prepared[1],
-            (Nibbles::unpack(key), Some(Value::Bytes(vec![2])))
+            (Nibbles::unpack(key), Some(Value::from(vec![2])))
         );
     }
 }

@@ -810,6 +810,7 @@ pub fn genesis_changes(spec: &ChainSpec) -> Vec<AccountChange> {
                 .map(Bytecode::new_raw);
             AccountChange {
                 address: *address,
+                before: None,
                 info: Some(AccountState {
                     nonce: acc.nonce.unwrap_or_default(),
                     balance: acc.balance,

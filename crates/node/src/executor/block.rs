@@ -491,6 +491,7 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
         };
         changes.push(AccountChange {
             address: *address,
+            before: original,
             info,
             new_code,
             storage_wiped: wiped,
@@ -619,6 +620,20 @@ mod tests {
         assert_eq!(out.changes, built.changes);
         let bob = out.changes.iter().find(|c| c.address == BOB).unwrap();
         assert_eq!(bob.info.unwrap().balance, U256::from(3_000));
+        // Every change says what its account held before the block (the trie recognises the
+        // account's leaf by it): the state's account, none for an account the block created.
+        for change in &out.changes {
+            let before = state
+                .account(change.address)
+                .unwrap()
+                .map(|a| AccountState {
+                    nonce: a.nonce,
+                    balance: a.balance,
+                    code_hash: a.code_hash,
+                });
+            assert_eq!(change.before, before, "{}", change.address);
+        }
+        assert!(out.changes.iter().any(|c| c.before.is_some()));
     }
 
     #[test]
