@@ -86,7 +86,7 @@ where
         let (done, finished) = std::sync::mpsc::channel();
         for _ in 0..threads.min(groups.len()) {
             let (done, groups, next, children) = (done.clone(), &groups, &next, &children);
-            scope.spawn(move || loop {
+            let work = move || loop {
                 let Some(&(nibble, accounts)) = groups.get(next.fetch_add(1, Ordering::Relaxed))
                 else {
                     return;
@@ -97,7 +97,15 @@ where
                 {
                     return; // the calling thread stopped at an error
                 }
-            });
+            };
+            // Named, so that profiles and `top -H` tell the block's trie work apart. Without a
+            // thread to be had, the calling thread does the work.
+            let spawned = std::thread::Builder::new()
+                .name("trie-update".into())
+                .spawn_scoped(scope, work.clone());
+            if spawned.is_err() {
+                work();
+            }
         }
         drop(done);
         // Each finished subtrie is written while the others are still being computed.
