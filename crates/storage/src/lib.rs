@@ -57,8 +57,8 @@ pub const DEFAULT_PROOF_WINDOW: u64 = 128;
 /// each buffered block's writes, and a restart replays at most this many blocks' change sets.
 pub const DEFAULT_TRIE_BUFFER_BLOCKS: usize = 32;
 /// Key and value bytes of buffered trie writes past which they are written out whatever the
-/// block count. The writer's merged map holds at most as much again, and maps and allocations
-/// add about half: a full buffer takes up to about 100 MiB.
+/// block count. The writer's merged map shares the values and copies the keys, and maps and
+/// allocations add about half: a full buffer takes up to about 64 MiB.
 pub const DEFAULT_TRIE_BUFFER_BYTES: usize = 32 * 1024 * 1024;
 pub use logs::LogQuery;
 pub use prune::MIN_HISTORY_WINDOW;

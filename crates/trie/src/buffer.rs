@@ -31,7 +31,7 @@ use alloy_primitives::{
 use crate::{
     apply_changes_parallel,
     state::AccountChange,
-    store::{OverlayTrie, OverlayWrites},
+    store::{Node, OverlayTrie, OverlayWrites},
     TrieError, TrieStore,
 };
 
@@ -160,8 +160,8 @@ impl NodeCache {
 #[derive(Default)]
 pub struct WriteBack {
     layers: Layers,
-    /// The latest write of every buffered key (`None`: deleted).
-    merged: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The latest write of every buffered key (`None`: deleted), shared with its block's layer.
+    merged: HashMap<Vec<u8>, Option<Node>>,
     /// Storage tries wiped while buffering (their key prefixes): the store's keys under them
     /// read as absent unless `merged` holds a later write.
     wiped: HashSet<Vec<u8>>,
@@ -182,7 +182,7 @@ struct Merged<'a, B: ?Sized> {
 impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         if let Some(value) = self.buffer.merged.get(key) {
-            return Ok(value.clone());
+            return Ok(value.as_deref().cloned());
         }
         if wiped_in(&self.buffer.wiped, key) {
             return Ok(None);
@@ -278,7 +278,7 @@ impl WriteBack {
             self.wiped.extend(wiped);
         }
         for (key, value) in writes.entries() {
-            // Nodes near the root are rewritten by every block: their key and buffer are reused.
+            // Nodes near the root are rewritten by every block: their key is reused.
             match self.merged.get_mut(key) {
                 Some(merged) => merged.clone_from(value),
                 None => {
@@ -324,10 +324,10 @@ impl WriteBack {
         });
         // Storage tries are not cached, so their wiped prefixes cover no cached node.
         for (key, value) in &self.merged {
-            self.cache.set(key, value.as_ref());
+            self.cache.set(key, value.as_deref());
         }
         for (key, value) in block.iter().flat_map(OverlayWrites::entries) {
-            self.cache.set(key, value.as_ref());
+            self.cache.set(key, value.as_deref());
         }
         let cache = std::mem::take(&mut self.cache);
         self.start_over(cache);
@@ -379,7 +379,7 @@ impl WriteBack {
         self.layers.len()
     }
 
-    /// Key and value bytes of the buffered writes (the merged map holds at most as many again).
+    /// Key and value bytes of the buffered writes (the merged map shares the values).
     pub fn bytes(&self) -> usize {
         self.bytes
     }

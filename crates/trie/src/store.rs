@@ -1,6 +1,6 @@
 //! Key-value stores for trie nodes: the [`TrieStore`] trait, an in-memory store and redb tables.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use redb::ReadableTable;
 
@@ -153,7 +153,7 @@ pub struct OverlayTrie<'a> {
     /// Overlays put over this one and not merged into `writes` yet, oldest first (none wipes
     /// anything): a block's sixteen subtries are merged in one sort once they are all in,
     /// rather than by rebuilding the map for each.
-    pending: Vec<BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
+    pending: Vec<BTreeMap<Vec<u8>, Option<Node>>>,
 }
 
 impl<'a> OverlayTrie<'a> {
@@ -198,11 +198,15 @@ impl<'a> OverlayTrie<'a> {
     }
 }
 
+/// A written node's RLP, shared: the write-back buffer keeps each block's writes and the latest
+/// write of each key, and both hold the same bytes.
+pub(crate) type Node = Arc<Vec<u8>>;
+
 /// What an [`OverlayTrie`] holds without its base: prefixes it wiped and keys it wrote.
 pub struct OverlayWrites {
     /// Prefixes deleted in the overlay: the base's keys under them read as absent.
     wiped: Vec<Vec<u8>>,
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    writes: BTreeMap<Vec<u8>, Option<Node>>,
 }
 
 impl OverlayWrites {
@@ -210,7 +214,7 @@ impl OverlayWrites {
     /// deletion) or wiped a prefix of it, `None` when the base decides.
     pub(crate) fn get(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
         if let Some(value) = self.writes.get(key) {
-            return Some(value.clone());
+            return Some(value.as_deref().cloned());
         }
         self.wiped
             .iter()
@@ -224,7 +228,7 @@ impl OverlayWrites {
     }
 
     /// Every written key (`None`: deleted), in key order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<Vec<u8>>)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<Node>)> {
         self.writes.iter()
     }
 
@@ -232,7 +236,7 @@ impl OverlayWrites {
     pub(crate) fn bytes(&self) -> usize {
         self.writes
             .iter()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+            .map(|(k, v)| k.len() + v.as_ref().map_or(0, |v| v.len()))
             .sum::<usize>()
             + self.wiped.iter().map(Vec::len).sum::<usize>()
     }
@@ -256,7 +260,7 @@ impl OverlayWrites {
 impl TrieStore for OverlayTrie<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         if let Some(found) = self.pending.iter().rev().find_map(|p| p.get(key)) {
-            return Ok(found.clone());
+            return Ok(found.as_deref().cloned());
         }
         match self.writes.get(key) {
             Some(found) => Ok(found),
@@ -270,7 +274,9 @@ impl TrieStore for OverlayTrie<'_> {
 
     fn put_owned(&mut self, key: &[u8], value: Vec<u8>) -> Result<(), TrieError> {
         self.merge_pending();
-        self.writes.writes.insert(key.to_vec(), Some(value));
+        self.writes
+            .writes
+            .insert(key.to_vec(), Some(Arc::new(value)));
         Ok(())
     }
 
