@@ -51,7 +51,7 @@ fn address(index: u64) -> Address {
     Address::from_word(keccak256(index.to_be_bytes()))
 }
 
-/// What account `index` holds after a change with `nonce` (and storage if `contract`).
+/// What account `index` holds after a change with `nonce` (with a code hash if `contract`).
 fn state(index: u64, nonce: u64, contract: bool) -> AccountState {
     AccountState {
         nonce,
