@@ -31,7 +31,7 @@ use alloy_primitives::{
 use crate::{
     apply_changes_parallel,
     state::AccountChange,
-    store::{Node, OverlayTrie, OverlayWrites},
+    store::{OverlayTrie, OverlayWrites, SharedRlp},
     TrieError, TrieStore,
 };
 
@@ -161,7 +161,7 @@ impl NodeCache {
 pub struct WriteBack {
     layers: Layers,
     /// The latest write of every buffered key (`None`: deleted), shared with its block's layer.
-    merged: HashMap<Vec<u8>, Option<Node>>,
+    merged: HashMap<Vec<u8>, Option<SharedRlp>>,
     /// Storage tries wiped while buffering (their key prefixes): the store's keys under them
     /// read as absent unless `merged` holds a later write.
     wiped: HashSet<Vec<u8>>,

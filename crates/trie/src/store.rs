@@ -153,7 +153,7 @@ pub struct OverlayTrie<'a> {
     /// Overlays put over this one and not merged into `writes` yet, oldest first (none wipes
     /// anything): a block's sixteen subtries are merged in one sort once they are all in,
     /// rather than by rebuilding the map for each.
-    pending: Vec<BTreeMap<Vec<u8>, Option<Node>>>,
+    pending: Vec<BTreeMap<Vec<u8>, Option<SharedRlp>>>,
 }
 
 impl<'a> OverlayTrie<'a> {
@@ -200,13 +200,13 @@ impl<'a> OverlayTrie<'a> {
 
 /// A written node's RLP, shared: the write-back buffer keeps each block's writes and the latest
 /// write of each key, and both hold the same bytes.
-pub(crate) type Node = Arc<Vec<u8>>;
+pub(crate) type SharedRlp = Arc<Vec<u8>>;
 
 /// What an [`OverlayTrie`] holds without its base: prefixes it wiped and keys it wrote.
 pub struct OverlayWrites {
     /// Prefixes deleted in the overlay: the base's keys under them read as absent.
     wiped: Vec<Vec<u8>>,
-    writes: BTreeMap<Vec<u8>, Option<Node>>,
+    writes: BTreeMap<Vec<u8>, Option<SharedRlp>>,
 }
 
 impl OverlayWrites {
@@ -228,7 +228,7 @@ impl OverlayWrites {
     }
 
     /// Every written key (`None`: deleted), in key order.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<Node>)> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<SharedRlp>)> {
         self.writes.iter()
     }
 
