@@ -107,25 +107,31 @@ struct Known {
 
 impl Known {
     fn open(path: Option<std::path::PathBuf>) -> Self {
-        let mut now = HashMap::new();
-        let file = path.map(|path| {
-            for record in std::fs::read(&path).unwrap_or_default().chunks_exact(17) {
-                let index = u64::from_le_bytes(record[..8].try_into().unwrap());
-                let nonce = u64::from_le_bytes(record[8..16].try_into().unwrap());
-                now.insert(index, state(index, nonce, record[16] == 1));
-            }
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .unwrap()
-        });
-        Self {
-            now,
+        let mut known = Self {
+            now: HashMap::new(),
             unflushed: Vec::new(),
-            file,
+            file: None,
             hints: std::env::var("TRIE_BENCH_BEFORE").as_deref() != Ok("0"),
+        };
+        let Some(path) = path else {
+            return known;
+        };
+        let records = std::fs::read(&path).unwrap_or_default();
+        for record in records.chunks_exact(17) {
+            let index = u64::from_le_bytes(record[..8].try_into().unwrap());
+            let nonce = u64::from_le_bytes(record[8..16].try_into().unwrap());
+            known
+                .now
+                .insert(index, state(index, nonce, record[16] == 1));
         }
+        // Rewritten with one record an account (in a new file, then renamed over the old one),
+        // so that it grows with the accounts changed rather than with every run's changes.
+        let rewritten = path.with_extension("changed-new");
+        known.file = Some(std::fs::File::create(&rewritten).unwrap());
+        known.unflushed = known.now.iter().map(|(i, info)| (*i, *info)).collect();
+        known.flushed();
+        std::fs::rename(&rewritten, &path).unwrap();
+        known
     }
 
     fn before(&self, index: u64) -> Option<AccountState> {
