@@ -149,7 +149,6 @@ fn large_blocks_write_their_state_beside_their_root() {
             // Account 0 (block 0) goes; account 70 (blocks 0 and 1) has its storage wiped and
             // one new slot; account 500 is a new contract.
             changes.push(AccountChange {
-                before: None,
                 info: None,
                 ..account(address(0), 0, vec![])
             });
