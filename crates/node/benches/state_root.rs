@@ -29,7 +29,8 @@ use alloy_primitives::{keccak256, Address, B256, U256};
 use alloy_trie::KECCAK_EMPTY;
 use criterion::{BenchmarkId, Criterion};
 use l2node_storage::{
-    tables::TRIE_NODES, trie_cache_bytes, DEFAULT_DB_CACHE_BYTES, DEFAULT_TRIE_BUFFER_BLOCKS,
+    open_database, tables::TRIE_NODES, trie_cache_bytes, DEFAULT_DB_CACHE_BYTES,
+    DEFAULT_TRIE_BUFFER_BLOCKS,
 };
 use l2node_trie::buffer::WriteBack;
 use l2node_trie::state::{AccountChange, AccountState};
@@ -320,13 +321,10 @@ fn apply_block_redb(c: &mut Criterion) {
         if !file.exists() {
             // Built under another name, so an interrupted build is never taken for a base.
             let building = file.with_extension("building");
-            build_base(&Database::create(&building).unwrap(), accounts);
+            build_base(&open_database(&building, db_cache).unwrap(), accounts);
             std::fs::rename(&building, &file).unwrap();
         }
-        let db = Database::builder()
-            .set_cache_size(db_cache)
-            .create(&file)
-            .unwrap();
+        let db = open_database(&file, db_cache).unwrap();
         let root = {
             let tx = db.begin_write().unwrap();
             let table = tx.open_table(TRIE_NODES).unwrap();

@@ -5,6 +5,7 @@
 //! `*_history` tables keep the value each key had *before* block N changed it, which makes any
 //! held block queryable (archive) with one range lookup per read.
 
+mod backend;
 mod codec;
 mod exclusions;
 mod karma;
@@ -199,6 +200,26 @@ impl StoredBlock {
     }
 }
 
+/// Opens (or creates) the redb database file at `path` as the node does: with a page cache of
+/// `page_cache_bytes`, reading the file through a memory map (`backend.rs`).
+pub fn open_database(
+    path: &Path,
+    page_cache_bytes: usize,
+) -> Result<redb::Database, redb::DatabaseError> {
+    redb::Database::builder()
+        .set_cache_size(page_cache_bytes)
+        // After an unclean shutdown redb checks and repairs the file before opening it, which
+        // takes a while on a large database: say so, so the node does not look hung.
+        .set_repair_callback(|session| {
+            tracing::info!(
+                target: "l2node::storage",
+                progress = %format!("{:.0}%", session.progress() * 100.0),
+                "repairing the database after an unclean shutdown"
+            );
+        })
+        .create_with_backend(backend::MappedFile::open(path)?)
+}
+
 impl Storage {
     /// Opens (or creates) the database file at `path` with the default cache
     /// ([`DEFAULT_DB_CACHE_BYTES`]); parent directories are created.
@@ -213,18 +234,7 @@ impl Storage {
             std::fs::create_dir_all(parent)?;
         }
         let trie_cache = trie_cache_bytes(cache_bytes);
-        let db = redb::Database::builder()
-            .set_cache_size(cache_bytes - trie_cache)
-            // After an unclean shutdown redb checks and repairs the file before opening it,
-            // which takes a while on a large database: say so, so the node does not look hung.
-            .set_repair_callback(|session| {
-                tracing::info!(
-                    target: "l2node::storage",
-                    progress = %format!("{:.0}%", session.progress() * 100.0),
-                    "repairing the database after an unclean shutdown"
-                );
-            })
-            .create(path)?;
+        let db = open_database(path, cache_bytes - trie_cache)?;
         let storage = Self {
             db: Arc::new(db),
             snapshots: Arc::new(snapshot::Snapshots::new(trie_cache)),
