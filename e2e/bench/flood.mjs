@@ -11,8 +11,9 @@
 //   - idle connections: FLOOD_IDLE sockets that send half a request and nothing more (each is
 //     reopened when the node closes it);
 //   - the honest client: one 1-wei transfer every 500 ms from dev account 0.
-// Samples the node's resident memory (/proc/PID/status VmRSS) every 500 ms. Afterwards waits
-// up to 60 s for every honest receipt and reads the block timestamps of the run.
+// Samples the node's resident memory every 500 ms: VmRSS less the pages of the database file it
+// has mapped in (OS page cache the node reads its database through, not memory it holds).
+// Afterwards waits up to 60 s for every honest receipt and reads the block timestamps of the run.
 // Prints the figures and FLOOD_RESULT ...; exits 1 unless every honest transfer was mined, the
 // largest gap between blocks is at most 2x the block period (with 1 s of timestamp rounding),
 // and the peak memory stays under FLOOD_MAX_RSS_MB (default 1024).
@@ -73,8 +74,13 @@ const stats = { gapSent: 0, gapAccepted: 0, bigSent: 0, reads: 0, readErrors: 0,
 
 // Memory sampler.
 const rssKb = () => {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${node.pid}/status`, 'utf8'));
-  return m ? Number(m[1]) : 0;
+  let kb = 0;
+  let db = false;
+  for (const line of readFileSync(`/proc/${node.pid}/smaps`, 'utf8').split('\n')) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) db = line.trimEnd().endsWith('.redb');
+    else if (!db && line.startsWith('Rss:')) kb += Number(line.split(/\s+/)[1]);
+  }
+  return kb;
 };
 const sampler = setInterval(() => { try { stats.rssMaxKb = Math.max(stats.rssMaxKb, rssKb()); } catch { /* exited */ } }, 500);
 

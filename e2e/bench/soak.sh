@@ -6,8 +6,10 @@
 #   - reads with wrk (2 connections each): eth_getBalance, the latest block with its
 #     transactions, eth_feeHistory, and eth_getLogs over the whole chain,
 #   - WebSocket subscriptions (newHeads and logs, 10 connections to each node),
-# and prints each node's resident memory (VmRSS) every SOAK_INTERVAL seconds, then the growth
-# after warm-up (the first third of the run).
+# and prints each node's resident memory every SOAK_INTERVAL seconds, then the growth after
+# warm-up (the first third of the run). Resident memory is VmRSS less the pages of the database
+# file mapped in: the node reads its database through a memory map, and those pages are the OS
+# page cache, shared and given back under memory pressure, not memory the node holds.
 #   e2e/bench/soak.sh [path/to/l2node]      (default target/release/l2node: build it first)
 # Env: SOAK_MINUTES=30 SOAK_INTERVAL=30 SOAK_FOLLOWER_DELAY=120 SOAK_TX_INTERVAL_MS=20
 #      SOAK_PORT_BASE=19800 SOAK_DB_CACHE= (bytes, --db-cache-size of both nodes)
@@ -32,7 +34,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-rss_mb() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo -; }
+rss_mb() {
+  [ -r "/proc/$1/smaps" ] || { echo -; return; }
+  awk '/^[0-9a-f]+-[0-9a-f]+ / { db = ($NF ~ /\.redb$/) } /^Rss:/ && !db { kb += $2 }
+    END { printf "%.0f", kb / 1024 }' "/proc/$1/smaps" 2>/dev/null || echo -
+}
 head_of() {
   local r
   r=$(curl -sf -m 2 -H 'content-type: application/json' \
