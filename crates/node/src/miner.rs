@@ -204,14 +204,7 @@ fn build_next_refusing(
 ) -> Result<executor::BuiltBlock, ChainError> {
     // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
     let state = chain.storage().state_at(Some(next.parent.header.number))?;
-    let prefetching;
-    let reader: &dyn l2node_storage::StateReader = match prefetch {
-        Some(prefetch) => {
-            prefetching = prefetch.reader(&state);
-            &prefetching
-        }
-        None => &state,
-    };
+    let reader = l2node_storage::PrefetchingReader::new(&state, prefetch);
     let candidates = pool.best(next.base_fee);
     let mut held_back = std::collections::HashSet::new();
     let mut gate = pool.karma().map(|k| {
@@ -224,7 +217,7 @@ fn build_next_refusing(
     });
     executor::build_block(
         &chain.spec(),
-        reader,
+        &reader,
         &next.parent.header,
         next.attributes(),
         candidates

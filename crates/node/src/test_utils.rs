@@ -274,13 +274,15 @@ pub fn signed_transfer_with_gas(
 pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
     let head = chain.head();
     let state = chain.storage().state_at(None).unwrap();
+    let prefetch = chain.storage().prefetch_trie();
     let attrs = crate::executor::BuildAttributes {
         timestamp: head.header.timestamp + 1,
         gas_limit: head.header.gas_limit,
         ..Default::default()
     };
+    let reader = l2node_storage::PrefetchingReader::new(&state, Some(&prefetch));
     let built =
-        crate::executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter())
+        crate::executor::build_block(&chain.spec(), &reader, &head.header, attrs, txs.into_iter())
             .unwrap();
     drop(state);
     let n = built.transactions.len();
@@ -290,7 +292,13 @@ pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>
         built.invalid.first()
     );
     chain
-        .commit_built(built, [0u8; 32], &crate::dev::dev_sequencer())
+        .commit_built_to(
+            built,
+            [0u8; 32],
+            &crate::dev::dev_sequencer(),
+            None,
+            Some(prefetch),
+        )
         .unwrap();
     n
 }

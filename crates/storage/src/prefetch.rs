@@ -1,7 +1,7 @@
 //! Reading a block's trie paths on another thread while the block executes
 //! (`l2node_trie::prefetch`), so that its state root finds them in memory.
 //!
-//! The executor reads the state through [`TriePrefetch::reader`], which hands each account and
+//! The executor reads the state through a [`PrefetchingReader`], which hands each account and
 //! slot it reads to the prefetch thread. That thread reads the nodes on their paths from the
 //! stored trie as of a read transaction of its own; the block's commit takes what it read
 //! ([`Storage::commit_block_with`]) if the stored trie is still the one read: same head, same
@@ -38,7 +38,7 @@ pub(crate) struct Fetched {
     pub(crate) nodes: Prefetched,
 }
 
-/// A prefetch thread for one block: give it the keys the block reads ([`TriePrefetch::reader`]),
+/// A prefetch thread for one block: give it the keys the block reads ([`PrefetchingReader`]),
 /// then the block's commit.
 pub struct TriePrefetch {
     sender: Option<mpsc::Sender<Touched>>,
@@ -108,21 +108,6 @@ impl Storage {
 }
 
 impl TriePrefetch {
-    /// `reader` handing every account and slot read through it to this prefetch.
-    pub fn reader<'a>(&'a self, reader: &'a dyn StateReader) -> PrefetchingReader<'a> {
-        PrefetchingReader {
-            reader,
-            prefetch: self,
-        }
-    }
-
-    fn touch(&self, touched: Touched) {
-        if let Some(sender) = &self.sender {
-            // The thread stops only when this is finished, or on a store error.
-            let _ = sender.send(touched);
-        }
-    }
-
     /// Stops the thread after the key it is reading, and returns what it read (`None` if it
     /// failed: the update then reads the store, which reports the error if it persists).
     pub(crate) fn finish(mut self) -> Option<Fetched> {
@@ -150,17 +135,31 @@ impl Drop for TriePrefetch {
 /// A [`StateReader`] that hands the accounts and slots read through it to a [`TriePrefetch`].
 pub struct PrefetchingReader<'a> {
     reader: &'a dyn StateReader,
-    prefetch: &'a TriePrefetch,
+    prefetch: Option<&'a TriePrefetch>,
+}
+
+impl<'a> PrefetchingReader<'a> {
+    /// `reader`, handing what is read through it to `prefetch` (none: `reader` alone).
+    pub fn new(reader: &'a dyn StateReader, prefetch: Option<&'a TriePrefetch>) -> Self {
+        Self { reader, prefetch }
+    }
+
+    fn touch(&self, touched: Touched) {
+        if let Some(sender) = self.prefetch.and_then(|p| p.sender.as_ref()) {
+            // The thread stops only when the prefetch is finished, or on a store error.
+            let _ = sender.send(touched);
+        }
+    }
 }
 
 impl StateReader for PrefetchingReader<'_> {
     fn account(&self, address: Address) -> Result<Option<AccountInfo>, StorageError> {
-        self.prefetch.touch(Touched::Account(address));
+        self.touch(Touched::Account(address));
         self.reader.account(address)
     }
 
     fn storage(&self, address: Address, slot: U256) -> Result<U256, StorageError> {
-        self.prefetch.touch(Touched::Slot(address, slot));
+        self.touch(Touched::Slot(address, slot));
         self.reader.storage(address, slot)
     }
 

@@ -5,7 +5,7 @@ use alloy_primitives::{Address, Log, LogData, B256, U256};
 use revm::bytecode::Bytecode;
 
 use super::*;
-use crate::StateReader;
+use crate::{PrefetchingReader, StateReader};
 use l2node_trie::state::{AccountChange, AccountState};
 
 fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
@@ -1080,7 +1080,7 @@ fn prefetched_trie_paths_give_the_same_roots_and_a_stale_prefetch_is_not_used() 
     let prefetch = |s: &Storage, changes: &[AccountChange]| {
         let prefetch = s.prefetch_trie();
         let state = s.state_at(None).unwrap();
-        let reader = prefetch.reader(&state);
+        let reader = PrefetchingReader::new(&state, Some(&prefetch));
         for change in changes {
             reader.account(change.address).unwrap();
             for (slot, _) in &change.storage {

@@ -107,7 +107,13 @@ impl Storage {
         // write-out: only writers change either, and this transaction is the only one now.
         let prefetched = prefetch
             .and_then(crate::TriePrefetch::finish)
-            .filter(|fetched| fetched.head == head && fetched.trie_next == trie_next)
+            .filter(|fetched| {
+                let current = fetched.head == head && fetched.trie_next == trie_next;
+                if !current {
+                    tracing::debug!(target: "l2node::storage", number, "a trie prefetch read before the last write: not used");
+                }
+                current
+            })
             .map(|fetched| fetched.nodes);
         let (state_root, trie_writes) = {
             // The parent block's trie as last written, for the trie update's threads to read

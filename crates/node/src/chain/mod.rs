@@ -20,6 +20,7 @@ use alloy_eips::BlockNumberOrTag;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
+use l2node_storage::PrefetchingReader;
 use parking_lot::{Mutex, RwLock};
 use revm::bytecode::Bytecode;
 use tokio::sync::broadcast;
@@ -469,9 +470,11 @@ impl Chain {
             _ => recover_senders(number, &block.body.transactions)?,
         };
         let parent_state = self.storage.state_at(None)?;
-        // The trie paths of what the block reads, fetched on another core while it executes.
-        let prefetch = self.storage.prefetch_trie();
-        let state = prefetch.reader(&parent_state);
+        // The trie paths of what the block reads, fetched on another core while it executes;
+        // but not for a synced range's blocks (imported without waiting for the disk), whose
+        // import keeps both cores busy: the other recovers the senders of the blocks ahead.
+        let prefetch = durable.then(|| self.storage.prefetch_trie());
+        let state = PrefetchingReader::new(&parent_state, prefetch.as_ref());
         let out = if spec.is_byzantium_active_at_block(number) {
             executor::execute_block(&spec, &state, &block, &senders, None)
         } else {
@@ -512,7 +515,7 @@ impl Chain {
             ommers: block.body.ommers,
             withdrawals: block.body.withdrawals,
         };
-        let hash = self.commit(number, &out.changes, durable, Some(prefetch), |root| {
+        let hash = self.commit(number, &out.changes, durable, prefetch, |root| {
             check(number, "state root", header.state_root, root)?;
             Ok(BlockToStore {
                 header,
