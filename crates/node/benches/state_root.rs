@@ -261,7 +261,12 @@ fn prefetch_paths<S: TrieStore>(
     for change in changes {
         let hashed = keccak256(change.address);
         prefetched
-            .account(store, &hashed, buffer.prefetch_from_depth())
+            .account(
+                store,
+                &hashed,
+                buffer.prefetch_from_depth(),
+                change.before.as_ref(),
+            )
             .unwrap();
         for (slot, _) in &change.storage {
             prefetched

@@ -272,15 +272,23 @@ pub fn signed_transfer_with_gas(
 
 /// Builds and commits one block from `txs` the way the miner does.
 pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
+    produce_block_with(chain, txs, Some(chain.storage().prefetch_trie()))
+}
+
+/// [`produce_block`] with `prefetch` (a prefetch started on the head, or none).
+pub fn produce_block_with(
+    chain: &crate::chain::Chain,
+    txs: Vec<Recovered<TxEnvelope>>,
+    prefetch: Option<l2node_storage::TriePrefetch>,
+) -> usize {
     let head = chain.head();
     let state = chain.storage().state_at(None).unwrap();
-    let prefetch = chain.storage().prefetch_trie();
     let attrs = crate::executor::BuildAttributes {
         timestamp: head.header.timestamp + 1,
         gas_limit: head.header.gas_limit,
         ..Default::default()
     };
-    let reader = l2node_storage::PrefetchingReader::new(&state, Some(&prefetch));
+    let reader = l2node_storage::PrefetchingReader::new(&state, prefetch.as_ref());
     let built =
         crate::executor::build_block(&chain.spec(), &reader, &head.header, attrs, txs.into_iter())
             .unwrap();
@@ -297,7 +305,7 @@ pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>
             [0u8; 32],
             &crate::dev::dev_sequencer(),
             None,
-            Some(prefetch),
+            prefetch,
         )
         .unwrap();
     n

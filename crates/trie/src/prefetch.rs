@@ -14,10 +14,11 @@
 //! as before, so an unfinished prefetch is never wrong, only less useful.
 
 use alloy_primitives::{map::HashMap, B256};
-use alloy_trie::Nibbles;
+use alloy_trie::{nodes::LeafNodeRef, Nibbles, EMPTY_ROOT_HASH};
 
 use crate::{
-    account_prefix, node::Node, storage_prefix, store::TrieStore, update::node_key, TrieError,
+    account_prefix, encode_account, node::Node, state::AccountState, storage_prefix,
+    store::TrieStore, update::node_key, TrieError,
 };
 
 /// Store values read ahead of an update, by store key (`None`: the key is absent).
@@ -49,14 +50,24 @@ impl Prefetched {
 
     /// Reads the account trie's nodes on the path of the account whose hashed address is
     /// `hashed`, from depth `from_depth` (the levels above are kept by the writer's node cache,
-    /// [`crate::buffer::WriteBack::prefetch_from_depth`]).
+    /// [`crate::buffer::WriteBack::prefetch_from_depth`]). With the account's `current` state,
+    /// its leaf is not read where its parent's reference is that of the leaf without storage:
+    /// the update recognises it there the same way (a block's changes carry the state before).
     pub fn account(
         &mut self,
         store: &dyn TrieStore,
         hashed: &B256,
         from_depth: usize,
+        current: Option<&AccountState>,
     ) -> Result<(), TrieError> {
-        self.path(store, &account_prefix(), hashed, from_depth)
+        let leaf = current.map(|current| encode_account(current, EMPTY_ROOT_HASH));
+        self.path(
+            store,
+            &account_prefix(),
+            hashed,
+            from_depth,
+            leaf.as_deref(),
+        )
     }
 
     /// Reads the nodes on the path of the slot whose hashed key is `hashed_slot` in the storage
@@ -67,18 +78,20 @@ impl Prefetched {
         hashed: &B256,
         hashed_slot: &B256,
     ) -> Result<(), TrieError> {
-        self.path(store, &storage_prefix(hashed), hashed_slot, 0)
+        self.path(store, &storage_prefix(hashed), hashed_slot, 0, None)
     }
 
     /// Reads the stored nodes on the path to `key` in the trie under `prefix`, from depth
-    /// `depth` down to the leaf, or to where the path leaves the trie. Levels above `depth` are
-    /// taken to be branches: if they are not, the deeper keys read are absent and the walk stops.
+    /// `depth` down to the leaf (or to a branch whose reference below is that of a leaf holding
+    /// `leaf`), or to where the path leaves the trie. Levels above `depth` are taken to be
+    /// branches: if they are not, the deeper keys read are absent and the walk stops.
     fn path(
         &mut self,
         store: &dyn TrieStore,
         prefix: &[u8],
         key: &B256,
         mut depth: usize,
+        leaf: Option<&[u8]>,
     ) -> Result<(), TrieError> {
         let nibbles = Nibbles::unpack(key);
         while depth < nibbles.len() {
@@ -91,7 +104,16 @@ impl Prefetched {
                 return Ok(());
             };
             depth = match Node::decode(rlp)? {
-                Node::Branch { .. } => depth + 1,
+                Node::Branch { children } => {
+                    let below = nibbles.slice(depth + 1..);
+                    let child = &children[usize::from(nibbles.get_unchecked(depth))];
+                    if let (Some(leaf), Some(child)) = (leaf, child) {
+                        if LeafNodeRef::new(&below, leaf).rlp(&mut Vec::new()) == *child {
+                            return Ok(());
+                        }
+                    }
+                    depth + 1
+                }
                 Node::Extension { key: shared, .. }
                     if nibbles.slice(depth..).starts_with(&shared) =>
                 {
@@ -145,41 +167,83 @@ mod tests {
         }
     }
 
+    /// Prefetches `block`'s paths over `store` (with each account's state before, when the
+    /// block's changes carry it), checks that the update reads nothing it did not fetch, and
+    /// returns how many keys it fetched.
+    fn prefetch_covers_the_update(store: &MemoryTrieStore, block: &[AccountChange]) -> usize {
+        let mut prefetched = Prefetched::new();
+        for change in block {
+            let hashed = keccak256(change.address);
+            prefetched
+                .account(store, &hashed, 0, change.before.as_ref())
+                .unwrap();
+            for (slot, _) in &change.storage {
+                let slot = keccak256(slot.to_be_bytes::<32>());
+                prefetched.slot(store, &hashed, &slot).unwrap();
+            }
+        }
+        let reads = Reads {
+            store,
+            keys: Default::default(),
+        };
+        let mut overlay = crate::OverlayTrie::new(&reads);
+        apply_changes(&mut overlay, block).unwrap();
+        for key in reads.keys.into_inner().unwrap() {
+            assert_eq!(
+                prefetched.get(&key),
+                Some(&store.get(&key).unwrap()),
+                "the update read {key:?}, which the prefetch did not"
+            );
+        }
+        prefetched.len()
+    }
+
     #[test]
     fn a_prefetched_path_holds_every_node_the_update_reads() {
         let mut store = MemoryTrieStore::new();
         let base: Vec<_> = (0..200)
-            .map(|i| account(i, vec![(U256::from(i % 3), U256::from(7))]))
+            .map(|i| {
+                account(
+                    i,
+                    if i < 100 {
+                        vec![(U256::from(i % 3), U256::from(7))]
+                    } else {
+                        vec![]
+                    },
+                )
+            })
             .collect();
         apply_changes(&mut store, &base).unwrap();
-        // A block: existing accounts with a new slot, and new accounts.
-        let block: Vec<_> = (190..210)
+        // Existing accounts with a new slot, and new accounts.
+        let block: Vec<_> = (90..110)
+            .chain(200..210)
             .map(|i| account(i, vec![(U256::from(9), U256::from(i))]))
             .collect();
-        let mut prefetched = Prefetched::new();
-        for change in &block {
-            let hashed = keccak256(change.address);
-            prefetched.account(&store, &hashed, 0).unwrap();
-            for (slot, _) in &change.storage {
-                let slot = keccak256(slot.to_be_bytes::<32>());
-                prefetched.slot(&store, &hashed, &slot).unwrap();
-            }
-        }
-        let reads = Reads {
-            store: &store,
-            keys: Default::default(),
+        prefetch_covers_the_update(&store, &block);
+        // Transfers between accounts without storage, each change with the state before: the
+        // update recognises their leaves, and the prefetch reads them no more than it does.
+        let transfers = |before: bool| -> Vec<AccountChange> {
+            base[100..]
+                .iter()
+                .map(|old| {
+                    let state = old.info.unwrap();
+                    AccountChange {
+                        info: Some(AccountState {
+                            nonce: state.nonce + 1,
+                            ..state
+                        }),
+                        before: before.then_some(state),
+                        ..old.clone()
+                    }
+                })
+                .collect()
         };
-        let mut overlay = crate::OverlayTrie::new(&reads);
-        apply_changes(&mut overlay, &block).unwrap();
-        let keys = reads.keys.into_inner().unwrap();
-        assert!(!keys.is_empty());
-        for key in &keys {
-            assert_eq!(
-                prefetched.get(key),
-                Some(&store.get(key).unwrap()),
-                "the update read {key:?}, which the prefetch did not"
-            );
-        }
+        let without = prefetch_covers_the_update(&store, &transfers(false));
+        let with = prefetch_covers_the_update(&store, &transfers(true));
+        assert!(
+            with < without,
+            "{with} keys read knowing the state before, {without} without"
+        );
     }
 
     #[test]
@@ -189,12 +253,12 @@ mod tests {
         let mut prefetched = Prefetched::new();
         // One account: the root is its leaf, the only node read for any key.
         prefetched
-            .account(&store, &keccak256(Address::ZERO), 0)
+            .account(&store, &keccak256(Address::ZERO), 0, None)
             .unwrap();
         assert_eq!(prefetched.len(), 1);
         // From below the root: the key there is absent, and the walk ends.
         let mut deeper = Prefetched::new();
-        deeper.account(&store, &B256::ZERO, 3).unwrap();
+        deeper.account(&store, &B256::ZERO, 3, None).unwrap();
         assert_eq!(deeper.len(), 1);
         assert_eq!(deeper.nodes.values().next(), Some(&None));
     }
