@@ -57,7 +57,7 @@ async fn seal(chain: &Arc<Chain>, group: &Arc<Member>) -> Result<B256, ChainErro
         .unwrap();
         drop(state);
         let group: &dyn SequencerGroup = &*group;
-        chain.commit_built_to(built, [0u8; 32], &dev::dev_sequencer(), Some(group), None)
+        chain.commit_built_to(built, [0u8; 32], &dev::dev_sequencer(), Some(group))
     })
     .await
     .unwrap()

@@ -2,9 +2,8 @@
 //! cold start of a long chain. A bench binary (not criterion): it prints one line per result.
 //!
 //! `cargo bench -p l2node-node --bench chain` (env: BENCH_BLOCKS, BENCH_TXS_PER_BLOCK,
-//! BENCH_COLD_BLOCKS; BENCH_CHAIN_FROM compares block production with and without the trie
-//! prefetch on a copy of that chain instead). `token.bin` is the init code of
-//! `e2e/contracts/Token.sol` as `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
+//! BENCH_COLD_BLOCKS). `token.bin` is the init code of `e2e/contracts/Token.sol` as
+//! `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
 
 use std::time::Instant;
 
@@ -17,7 +16,6 @@ use l2node_node::constants::{SYNC_MAX_BLOCKS_PER_RESPONSE, SYNC_MAX_RESPONSE_BYT
 use l2node_node::dev::dev_accounts;
 use l2node_node::pool::{Pool, PoolConfig};
 use l2node_node::sync::{import_gossiped, PreparedRange, SyncDurability};
-use l2node_storage::DEFAULT_TRIE_BUFFER_BLOCKS;
 
 /// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
 #[global_allocator]
@@ -25,7 +23,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
 use common::{env_or, fresh, open, sign};
-use l2node_node::test_utils::{produce_block as produce, produce_block_with};
+use l2node_node::test_utils::produce_block as produce;
 
 sol! {
     function transfer(address to, uint256 value) returns (bool);
@@ -240,78 +238,8 @@ fn cold_start(blocks: usize) {
     );
 }
 
-/// Block production on a kept chain (`BENCH_CHAIN_FROM`, a `chain.redb`, copied first), with
-/// the trie paths prefetched while each block is built and without, alternating block by block
-/// so that both see the same state: how long a block takes from build to commit.
-fn prefetch_on_large_state(from: &std::path::Path, blocks: usize, per_block: usize) {
-    let keys = dev_accounts();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(from, dir.path().join("chain.redb")).unwrap();
-    let chain = open(dir.path());
-    let state = chain.storage().state_at(None).unwrap();
-    let mut nonces: Vec<u64> = keys
-        .iter()
-        .map(|k| {
-            state
-                .account_state(k.address())
-                .unwrap()
-                .map_or(0, |a| a.nonce)
-        })
-        .collect();
-    drop(state);
-    let batches: Vec<Vec<_>> = (0..blocks)
-        .map(|_| {
-            (0..per_block)
-                .map(|i| {
-                    let k = i % keys.len();
-                    nonces[k] += 1;
-                    let n = nonces[k] - 1;
-                    sign(
-                        &keys[k],
-                        n,
-                        TxKind::Call(fresh(&keys[k], n)),
-                        Bytes::new(),
-                        1,
-                        21_000,
-                    )
-                })
-                .collect()
-        })
-        .collect();
-    let mut took = [Vec::new(), Vec::new()];
-    for (i, txs) in batches.into_iter().enumerate() {
-        // Every 32nd block or so also writes the trie buffer out: the order flips every 32
-        // blocks, so that those go to both sides.
-        let prefetch = ((i + i / DEFAULT_TRIE_BUFFER_BLOCKS) % 2 == 1)
-            .then(|| chain.storage().prefetch_trie());
-        let prefetched = prefetch.is_some();
-        let started = Instant::now();
-        produce_block_with(&chain, txs, prefetch);
-        took[usize::from(prefetched)].push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    for (prefetch, ms) in took.iter_mut().enumerate() {
-        ms.sort_by(f64::total_cmp);
-        println!(
-            "produce on {}: {per_block} new-account transfers a block, {} blocks {}: {:.1} ms a block (p50), {:.1} ms (mean)",
-            from.display(),
-            ms.len(),
-            if prefetch == 1 { "with the prefetch" } else { "without" },
-            ms[ms.len() / 2],
-            ms.iter().sum::<f64>() / ms.len() as f64
-        );
-    }
-}
-
 fn main() {
     l2node_node::tune_allocator();
-    if let Some(from) = std::env::var_os("BENCH_CHAIN_FROM") {
-        prefetch_on_large_state(
-            std::path::Path::new(&from),
-            env_or("BENCH_BLOCKS", 64),
-            env_or("BENCH_TXS_PER_BLOCK", 1_000),
-        );
-        return;
-    }
     // 64 blocks: the trie's write-back buffer is written out twice (every 32 blocks).
     let blocks = env_or("BENCH_BLOCKS", 64);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);

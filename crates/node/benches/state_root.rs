@@ -33,7 +33,6 @@ use l2node_storage::{
     DEFAULT_TRIE_BUFFER_BLOCKS,
 };
 use l2node_trie::buffer::WriteBack;
-use l2node_trie::prefetch::Prefetched;
 use l2node_trie::state::{AccountChange, AccountState};
 use l2node_trie::TrieError;
 use l2node_trie::{apply_changes, apply_changes_parallel, state_root, MemoryTrieStore, TrieStore};
@@ -250,33 +249,6 @@ impl<S: TrieStore> TrieStore for ReadCount<S> {
     }
 }
 
-/// Reads the nodes on the paths of a block's accounts and slots from `store`, one after the
-/// other, as the node's prefetch thread does while the block executes.
-fn prefetch_paths<S: TrieStore>(
-    store: &S,
-    buffer: &WriteBack,
-    changes: &[AccountChange],
-) -> Prefetched {
-    let mut prefetched = Prefetched::new();
-    for change in changes {
-        let hashed = keccak256(change.address);
-        prefetched
-            .account(
-                store,
-                &hashed,
-                buffer.prefetch_from_depth(),
-                change.before.as_ref(),
-            )
-            .unwrap();
-        for (slot, _) in &change.storage {
-            prefetched
-                .slot(store, &hashed, &keccak256(slot.to_be_bytes::<32>()))
-                .unwrap();
-        }
-    }
-    prefetched
-}
-
 /// Print how many store operations one block costs (outside of any measurement).
 fn report_ops<S: TrieStore>(store: &mut S, changes: &[AccountChange], label: &str) {
     let mut counting = Counting {
@@ -416,88 +388,61 @@ fn apply_block_redb(c: &mut Criterion) {
             table: base,
             reads: AtomicUsize::new(0),
         };
-        // The same with the nodes on each touched key's path read ahead, as the node does while
-        // it executes the block (`l2node_storage::TriePrefetch`): the prefetch is timed apart.
-        for prefetch in [false, true] {
-            let name = if prefetch {
-                "write-back prefetched"
-            } else {
-                "write-back"
-            };
-            let (mut updating, mut buffering, mut flushing, mut prefetching) = (
-                Duration::ZERO,
-                Duration::ZERO,
-                Duration::ZERO,
-                Duration::ZERO,
+        let (mut updating, mut buffering, mut flushing) =
+            (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let (mut blocks, mut pushes, mut flushes) = (0u32, 0u32, 0u32);
+        let mut buffered_bytes = 0;
+        group.bench_function(BenchmarkId::new("write-back", accounts), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (changes, indices) = block(&mut rng, &known, accounts, true);
+                    let started = Instant::now();
+                    let (root, writes) = buffer.apply(&base, &changes).unwrap();
+                    black_box(root);
+                    let updated = started.elapsed();
+                    known.applied(&indices, &changes);
+                    updating += updated;
+                    total += updated;
+                    blocks += 1;
+                    if buffer.blocks() + 1 < DEFAULT_TRIE_BUFFER_BLOCKS {
+                        buffered_bytes = buffered_bytes.max(buffer.bytes() + writes.bytes());
+                        let started = Instant::now();
+                        buffer.push(writes);
+                        let buffered = started.elapsed();
+                        buffering += buffered;
+                        total += buffered;
+                        pushes += 1;
+                        continue;
+                    }
+                    let started = Instant::now();
+                    let mut tx = db.begin_write().unwrap();
+                    tx.set_durability(Durability::None).unwrap();
+                    buffer
+                        .flush(Some(&writes), &mut tx.open_table(TRIE_NODES).unwrap())
+                        .unwrap();
+                    tx.commit().unwrap();
+                    buffer.flushed(Some(writes));
+                    known.flushed();
+                    let flushed = started.elapsed();
+                    flushing += flushed;
+                    flushes += 1;
+                    db.begin_write().unwrap().commit().unwrap();
+                    base.table = db.begin_read().unwrap().open_table(TRIE_NODES).unwrap();
+                }
+                total
+            })
+        });
+        if flushes > 0 {
+            eprintln!(
+                "write-back {accounts}: update {:?} a block ({} store reads), buffering {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most, node cache of {} MiB",
+                updating / blocks,
+                base.reads.load(Ordering::Relaxed) / blocks as usize,
+                buffering / pushes.max(1),
+                flushing / flushes,
+                buffered_bytes / 1024,
+                trie_cache >> 20
             );
-            let (mut blocks, mut pushes, mut flushes) = (0u32, 0u32, 0u32);
-            let mut buffered_bytes = 0;
-            let reads_before = base.reads.load(Ordering::Relaxed);
-            group.bench_function(BenchmarkId::new(name, accounts), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
-                        let (changes, indices) = block(&mut rng, &known, accounts, true);
-                        let prefetched = prefetch.then(|| {
-                            let started = Instant::now();
-                            let fetched = prefetch_paths(&base.table, &buffer, &changes);
-                            prefetching += started.elapsed();
-                            fetched
-                        });
-                        let started = Instant::now();
-                        let (root, writes) = buffer
-                            .apply_prefetched(&base, &changes, prefetched.as_ref())
-                            .unwrap();
-                        black_box(root);
-                        let updated = started.elapsed();
-                        known.applied(&indices, &changes);
-                        updating += updated;
-                        total += updated;
-                        blocks += 1;
-                        if buffer.blocks() + 1 < DEFAULT_TRIE_BUFFER_BLOCKS {
-                            buffered_bytes = buffered_bytes.max(buffer.bytes() + writes.bytes());
-                            let started = Instant::now();
-                            buffer.push(writes);
-                            let buffered = started.elapsed();
-                            buffering += buffered;
-                            total += buffered;
-                            pushes += 1;
-                            continue;
-                        }
-                        let started = Instant::now();
-                        let mut tx = db.begin_write().unwrap();
-                        tx.set_durability(Durability::None).unwrap();
-                        buffer
-                            .flush(Some(&writes), &mut tx.open_table(TRIE_NODES).unwrap())
-                            .unwrap();
-                        tx.commit().unwrap();
-                        buffer.flushed(Some(writes));
-                        known.flushed();
-                        let flushed = started.elapsed();
-                        flushing += flushed;
-                        flushes += 1;
-                        db.begin_write().unwrap().commit().unwrap();
-                        base.table = db.begin_read().unwrap().open_table(TRIE_NODES).unwrap();
-                    }
-                    total
-                })
-            });
-            if flushes > 0 {
-                eprintln!(
-                    "{name} {accounts}: update {:?} a block ({} store reads), buffering {:?} a block, a flush of {DEFAULT_TRIE_BUFFER_BLOCKS} blocks {:?}, {} KiB of nodes buffered at most, node cache of {} MiB{}",
-                    updating / blocks,
-                    (base.reads.load(Ordering::Relaxed) - reads_before) / blocks as usize,
-                    buffering / pushes.max(1),
-                    flushing / flushes,
-                    buffered_bytes / 1024,
-                    trie_cache >> 20,
-                    if prefetch {
-                        format!(", prefetch {:?} a block (one thread, beside execution)", prefetching / blocks)
-                    } else {
-                        String::new()
-                    }
-                );
-            }
         }
     }
     group.finish();

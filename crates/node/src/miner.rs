@@ -187,7 +187,7 @@ pub fn build_next(
     pool: &Pool,
     next: &NextBlock,
 ) -> Result<executor::BuiltBlock, ChainError> {
-    build_next_refusing(chain, pool, next, &mut Vec::new(), None)
+    build_next_refusing(chain, pool, next, &mut Vec::new())
 }
 
 /// A pooled transaction the Karma policy kept out of a block, and why.
@@ -200,11 +200,9 @@ fn build_next_refusing(
     pool: &Pool,
     next: &NextBlock,
     refused: &mut Vec<Refused>,
-    prefetch: Option<&l2node_storage::TriePrefetch>,
 ) -> Result<executor::BuiltBlock, ChainError> {
     // The parent's state even if a block lands meanwhile (commit_built then refuses the build).
     let state = chain.storage().state_at(Some(next.parent.header.number))?;
-    let reader = l2node_storage::PrefetchingReader::new(&state, prefetch);
     let candidates = pool.best(next.base_fee);
     let mut held_back = std::collections::HashSet::new();
     let mut gate = pool.karma().map(|k| {
@@ -217,7 +215,7 @@ fn build_next_refusing(
     });
     executor::build_block(
         &chain.spec(),
-        &reader,
+        &state,
         &next.parent.header,
         next.attributes(),
         candidates
@@ -329,9 +327,7 @@ pub fn mine_one(
     }
     let started = Instant::now();
     let mut refused = Vec::new();
-    // The trie paths of what the block reads, fetched on another core while it is built.
-    let prefetch = chain.storage().prefetch_trie();
-    let built = build_next_refusing(chain, pool, &next, &mut refused, Some(&prefetch))?;
+    let built = build_next_refusing(chain, pool, &next, &mut refused)?;
     let mut invalid: Vec<_> = built.invalid.iter().map(|(h, _)| *h).collect();
     for (hash, reason) in &built.invalid {
         tracing::debug!(target: "l2node::miner", %hash, %reason, "dropped invalid transaction");
@@ -354,13 +350,7 @@ pub fn mine_one(
     // Only accounts the block changed can have a new nonce or a lower balance: re-reading
     // those (not every pooled sender) keeps the per-block pool work O(block), not O(pool).
     let touched: Vec<Address> = built.changes.iter().map(|c| c.address).collect();
-    chain.commit_built_to(
-        built,
-        cfg.vanity,
-        &cfg.key,
-        cfg.group.as_deref(),
-        Some(prefetch),
-    )?;
+    chain.commit_built_to(built, cfg.vanity, &cfg.key, cfg.group.as_deref())?;
     chain.clock().sealed(next.timestamp);
     crate::metrics::block_sealed(started.elapsed());
     pool.remove(&invalid);

@@ -272,15 +272,6 @@ pub fn signed_transfer_with_gas(
 
 /// Builds and commits one block from `txs` the way the miner does.
 pub fn produce_block(chain: &crate::chain::Chain, txs: Vec<Recovered<TxEnvelope>>) -> usize {
-    produce_block_with(chain, txs, Some(chain.storage().prefetch_trie()))
-}
-
-/// [`produce_block`] with `prefetch` (a prefetch started on the head, or none).
-pub fn produce_block_with(
-    chain: &crate::chain::Chain,
-    txs: Vec<Recovered<TxEnvelope>>,
-    prefetch: Option<l2node_storage::TriePrefetch>,
-) -> usize {
     let head = chain.head();
     let state = chain.storage().state_at(None).unwrap();
     let attrs = crate::executor::BuildAttributes {
@@ -288,9 +279,8 @@ pub fn produce_block_with(
         gas_limit: head.header.gas_limit,
         ..Default::default()
     };
-    let reader = l2node_storage::PrefetchingReader::new(&state, prefetch.as_ref());
     let built =
-        crate::executor::build_block(&chain.spec(), &reader, &head.header, attrs, txs.into_iter())
+        crate::executor::build_block(&chain.spec(), &state, &head.header, attrs, txs.into_iter())
             .unwrap();
     drop(state);
     let n = built.transactions.len();
@@ -300,13 +290,7 @@ pub fn produce_block_with(
         built.invalid.first()
     );
     chain
-        .commit_built_to(
-            built,
-            [0u8; 32],
-            &crate::dev::dev_sequencer(),
-            None,
-            prefetch,
-        )
+        .commit_built(built, [0u8; 32], &crate::dev::dev_sequencer())
         .unwrap();
     n
 }

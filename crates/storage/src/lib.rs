@@ -10,7 +10,6 @@ mod codec;
 mod exclusions;
 mod karma;
 mod logs;
-mod prefetch;
 mod proof;
 mod prune;
 mod reader;
@@ -63,7 +62,6 @@ pub const DEFAULT_TRIE_BUFFER_BLOCKS: usize = 32;
 /// allocations add about half: a full buffer takes up to about 64 MiB.
 pub const DEFAULT_TRIE_BUFFER_BYTES: usize = 32 * 1024 * 1024;
 pub use logs::LogQuery;
-pub use prefetch::{PrefetchingReader, TriePrefetch};
 pub use prune::MIN_HISTORY_WINDOW;
 pub use reader::{StateAt, StateReader};
 pub use snap::{next_page, PageCursor, SnapIndex};

@@ -5,7 +5,7 @@ use alloy_primitives::{Address, Log, LogData, B256, U256};
 use revm::bytecode::Bytecode;
 
 use super::*;
-use crate::{PrefetchingReader, StateReader};
+use crate::StateReader;
 use l2node_trie::state::{AccountChange, AccountState};
 
 fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountChange {
@@ -967,12 +967,12 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
     };
     let change = |n: u8| [account(Address::with_last_byte(n), 1, vec![])];
     let before = stored(&s);
-    s.commit_block_with(0, &change(1), true, None, |root| {
+    s.commit_block_with(0, &change(1), true, |root| {
         Ok::<_, StorageError>(block(0, root, vec![]))
     })
     .unwrap();
     assert!(!s.flush_trie_if_full(), "one block of two");
-    s.commit_block_with(1, &change(2), true, None, |root| {
+    s.commit_block_with(1, &change(2), true, |root| {
         Ok::<_, StorageError>(block(1, root, vec![]))
     })
     .unwrap();
@@ -996,14 +996,14 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
     // the buffer with itself.
     let before = stored(&s);
     for number in 2..=5 {
-        s.commit_block_with(number, &change(number as u8 + 1), true, None, |root| {
+        s.commit_block_with(number, &change(number as u8 + 1), true, |root| {
             Ok::<_, StorageError>(with_tx(number, root))
         })
         .unwrap();
         assert_eq!(s.snapshot().unwrap().trie_next, Some(2), "block {number}");
     }
     assert_eq!(stored(&s), before);
-    s.commit_block_with(6, &change(7), true, None, |root| {
+    s.commit_block_with(6, &change(7), true, |root| {
         Ok::<_, StorageError>(with_tx(6, root))
     })
     .unwrap();
@@ -1051,66 +1051,5 @@ fn buffered_transaction_index_entries_are_found_and_rebuilt_after_a_restart() {
     assert_eq!(indexed(&s), 6, "rebuilt from the bodies and written");
     for number in 0..6 {
         assert_eq!(s.tx_location(&hash_of(number)).unwrap(), Some((number, 0)));
-    }
-}
-
-/// A block committed with its trie paths prefetched has the root of the same block without;
-/// a prefetch that read the trie before a later block and a write-out is not used.
-#[test]
-fn prefetched_trie_paths_give_the_same_roots_and_a_stale_prefetch_is_not_used() {
-    let dir = tempfile::tempdir().unwrap();
-    // No node cache: the prefetch reads every level, the root included.
-    let open = |name: &str| {
-        Storage::open_with_cache(&dir.path().join(name), 0)
-            .unwrap()
-            .with_trie_buffer(2, usize::MAX)
-    };
-    let (with, without) = (open("with.redb"), open("without.redb"));
-    let changes = |number: u64| -> Vec<AccountChange> {
-        (0..40u8)
-            .map(|i| {
-                let slot = (
-                    U256::from((number + u64::from(i)) % 4),
-                    U256::from(number + 1),
-                );
-                account(Address::with_last_byte(i), number + 1, vec![slot])
-            })
-            .collect()
-    };
-    let prefetch = |s: &Storage, changes: &[AccountChange]| {
-        let prefetch = s.prefetch_trie();
-        let state = s.state_at(None).unwrap();
-        let reader = PrefetchingReader::new(&state, Some(&prefetch));
-        for change in changes {
-            reader.account(change.address).unwrap();
-            for (slot, _) in &change.storage {
-                reader.storage(change.address, *slot).unwrap();
-            }
-        }
-        prefetch
-    };
-    let mut stale = None;
-    for number in 0..12 {
-        let block_changes = changes(number);
-        // Every third block takes the prefetch of the block before it: that block and a
-        // write-out changed the paths it read.
-        let used = match stale.take() {
-            Some(stale) if number % 3 == 0 => stale,
-            _ => prefetch(&with, &block_changes),
-        };
-        stale = Some(prefetch(&with, &changes(number + 1)));
-        let (_, hash) = with
-            .commit_block_with(number, &block_changes, true, Some(used), |root| {
-                Ok::<_, StorageError>(block(number, root, vec![]))
-            })
-            .unwrap();
-        with.flush_trie_if_full();
-        let (_, expected) = without
-            .commit_block(number, &block_changes, |root| {
-                Ok::<_, StorageError>(block(number, root, vec![]))
-            })
-            .unwrap();
-        // The blocks differ in nothing but their state roots.
-        assert_eq!(hash, expected, "block {number}");
     }
 }

@@ -60,7 +60,7 @@ impl Storage {
         changes: &[AccountChange],
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
-        let committed = self.commit_block_with(number, changes, true, None, seal)?;
+        let committed = self.commit_block_with(number, changes, true, seal)?;
         self.flush_trie_if_full();
         Ok(committed)
     }
@@ -75,7 +75,6 @@ impl Storage {
         number: u64,
         changes: &[AccountChange],
         durable: bool,
-        prefetch: Option<crate::TriePrefetch>,
         seal: impl FnOnce(B256) -> Result<BlockToStore, E>,
     ) -> Result<(BlockToStore, B256), E> {
         let mut tx = self.db.begin_write().map_err(StorageError::from)?;
@@ -103,18 +102,6 @@ impl Storage {
             .get(TRIE_NEXT)
             .map_err(StorageError::from)?
             .map(|v| v.value());
-        // What a prefetch read is the stored trie's if it read after the same head and
-        // write-out: only writers change either, and this transaction is the only one now.
-        let prefetched = prefetch
-            .and_then(crate::TriePrefetch::finish)
-            .filter(|fetched| {
-                let current = fetched.head == head && fetched.trie_next == trie_next;
-                if !current {
-                    tracing::debug!(target: "l2node::storage", number, "a trie prefetch read before the last write: not used");
-                }
-                current
-            })
-            .map(|fetched| fetched.nodes);
         let (state_root, trie_writes) = {
             // The parent block's trie as last written, for the trie update's threads to read
             // under the buffer (this write transaction is the only writer, so nothing commits
@@ -126,11 +113,7 @@ impl Storage {
             // Only writers change the buffer, and they hold the write transaction: unlocked
             // again here, it is the same when locked after the seal (which may read, and a
             // reader taking a snapshot locks it).
-            let root = || {
-                self.snapshots
-                    .trie()
-                    .apply_prefetched(&parent_trie, changes, prefetched.as_ref())
-            };
+            let root = || self.snapshots.trie().apply(&parent_trie, changes);
             std::thread::scope(|scope| {
                 // The root reads the parent's trie and the plain state goes into this
                 // transaction: neither reads what the other writes, so a large block has them

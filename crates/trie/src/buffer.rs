@@ -30,7 +30,6 @@ use alloy_primitives::{
 
 use crate::{
     apply_changes_parallel,
-    prefetch::Prefetched,
     state::AccountChange,
     store::{OverlayTrie, OverlayWrites, SharedRlp},
     TrieError, TrieStore,
@@ -177,8 +176,6 @@ pub struct WriteBack {
 struct Merged<'a, B: ?Sized> {
     buffer: &'a WriteBack,
     store: &'a B,
-    /// The store's values read ahead of the update, taken before the store.
-    prefetched: Option<&'a Prefetched>,
     read: Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
@@ -196,10 +193,7 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
                 return Ok(Some(value.clone()));
             }
         }
-        let value = match self.prefetched.and_then(|p| p.get(key)) {
-            Some(value) => value.clone(),
-            None => self.store.get(key)?,
-        };
+        let value = self.store.get(key)?;
         // A full cache takes no new node: nothing to note.
         let room = self.buffer.cache.bytes < self.buffer.cache.budget;
         if let (true, true, Some(value)) = (cacheable, room, &value) {
@@ -248,21 +242,9 @@ impl WriteBack {
         store: &B,
         changes: &[AccountChange],
     ) -> Result<(B256, BlockWrites), TrieError> {
-        self.apply_prefetched(store, changes, None)
-    }
-
-    /// [`WriteBack::apply`], taking the store's values from `prefetched` where it has them:
-    /// they must have been read from this same `store` ([`crate::prefetch`]).
-    pub fn apply_prefetched<B: TrieStore + Sync>(
-        &self,
-        store: &B,
-        changes: &[AccountChange],
-        prefetched: Option<&Prefetched>,
-    ) -> Result<(B256, BlockWrites), TrieError> {
         let view = Merged {
             buffer: self,
             store,
-            prefetched,
             read: Mutex::default(),
         };
         let mut overlay = OverlayTrie::new(&view);
@@ -278,16 +260,6 @@ impl WriteBack {
                 read,
             },
         ))
-    }
-
-    /// Depth of the account trie from which a prefetch reads ([`Prefetched::account`]): the
-    /// levels above are in the node cache, when there is one.
-    pub fn prefetch_from_depth(&self) -> usize {
-        if self.cache.budget > 0 {
-            CACHED_DEPTH + 1
-        } else {
-            0
-        }
     }
 
     /// Buffers a block's writes after the others, once the block is committed without them

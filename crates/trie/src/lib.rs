@@ -23,7 +23,6 @@ use alloy_trie::{HashBuilder, Nibbles, TrieAccount, EMPTY_ROOT_HASH};
 use crate::state::{AccountChange, AccountState};
 
 pub mod buffer;
-pub mod prefetch;
 pub mod snap;
 pub mod state;
 

@@ -20,7 +20,6 @@ use alloy_eips::BlockNumberOrTag;
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::{Address, Bloom, B256, U256};
 use alloy_signer_local::PrivateKeySigner;
-use l2node_storage::PrefetchingReader;
 use parking_lot::{Mutex, RwLock};
 use revm::bytecode::Bytecode;
 use tokio::sync::broadcast;
@@ -469,12 +468,7 @@ impl Chain {
             Some(senders) if senders.len() == block.body.transactions.len() => senders,
             _ => recover_senders(number, &block.body.transactions)?,
         };
-        let parent_state = self.storage.state_at(None)?;
-        // The trie paths of what the block reads, fetched on another core while it executes;
-        // but not for a synced range's blocks (imported without waiting for the disk), whose
-        // import keeps both cores busy: the other recovers the senders of the blocks ahead.
-        let prefetch = durable.then(|| self.storage.prefetch_trie());
-        let state = PrefetchingReader::new(&parent_state, prefetch.as_ref());
+        let state = self.storage.state_at(None)?;
         let out = if spec.is_byzantium_active_at_block(number) {
             executor::execute_block(&spec, &state, &block, &senders, None)
         } else {
@@ -494,7 +488,7 @@ impl Chain {
                 })
         }
         .map_err(|source| ChainError::Exec { number, source })?;
-        drop(parent_state);
+        drop(state);
         let header = block.header;
         let header_difficulty = header.difficulty;
         check(number, "gas used", header.gas_used, out.gas_used)?;
@@ -515,7 +509,7 @@ impl Chain {
             ommers: block.body.ommers,
             withdrawals: block.body.withdrawals,
         };
-        let hash = self.commit(number, &out.changes, durable, prefetch, |root| {
+        let hash = self.commit(number, &out.changes, durable, |root| {
             check(number, "state root", header.state_root, root)?;
             Ok(BlockToStore {
                 header,
@@ -541,19 +535,17 @@ impl Chain {
         vanity: [u8; clique::VANITY_LEN],
         key: &PrivateKeySigner,
     ) -> Result<B256, ChainError> {
-        self.commit_built_to(built, vanity, key, None, None)
+        self.commit_built_to(built, vanity, key, None)
     }
 
     /// [`Chain::commit_built`], with the sealed block first recorded in a sequencer group's
     /// log (when `group` is given): a block the log refuses is neither stored nor announced.
-    /// `prefetch` is what read the trie paths while the block was built, if anything did.
     pub fn commit_built_to(
         &self,
         mut built: executor::BuiltBlock,
         vanity: [u8; clique::VANITY_LEN],
         key: &PrivateKeySigner,
         group: Option<&dyn crate::group::SequencerGroup>,
-        prefetch: Option<l2node_storage::TriePrefetch>,
     ) -> Result<B256, ChainError> {
         let _guard = self.write.lock();
         let number = built.header.number;
@@ -580,7 +572,7 @@ impl Chain {
             .is_shanghai_active_at(header.timestamp)
             .then(Default::default);
         let clique = self.spec().clique.is_some();
-        self.commit(number, &built.changes, true, prefetch, move |root| {
+        self.commit(number, &built.changes, true, move |root| {
             let mut header = header;
             header.state_root = root;
             if clique {
@@ -618,26 +610,25 @@ impl Chain {
         number: u64,
         changes: &[AccountChange],
         durable: bool,
-        prefetch: Option<l2node_storage::TriePrefetch>,
         seal: impl FnOnce(B256) -> Result<BlockToStore, ChainError>,
     ) -> Result<B256, ChainError> {
-        let (block, hash) =
-            self.storage
-                .commit_block_with(number, changes, durable, prefetch, |root| {
-                    let mut block = seal(root)?;
-                    if let Some(ledger) = &self.ledger {
-                        // Storage still holds the parent here: the ledger and state before the block.
-                        block.karma = ledger.block_delta(
-                            &self.storage.ledger_at(None)?,
-                            &self.storage.state_at(None)?,
-                            &block.header,
-                            &block.body.transactions,
-                            &block.senders,
-                            &block.receipts,
-                        )?;
-                    }
-                    Ok::<_, ChainError>(block)
-                })?;
+        let (block, hash) = self
+            .storage
+            .commit_block_with(number, changes, durable, |root| {
+                let mut block = seal(root)?;
+                if let Some(ledger) = &self.ledger {
+                    // Storage still holds the parent here: the ledger and state before the block.
+                    block.karma = ledger.block_delta(
+                        &self.storage.ledger_at(None)?,
+                        &self.storage.state_at(None)?,
+                        &block.header,
+                        &block.body.transactions,
+                        &block.senders,
+                        &block.receipts,
+                    )?;
+                }
+                Ok::<_, ChainError>(block)
+            })?;
         let BlockToStore {
             header,
             body,
