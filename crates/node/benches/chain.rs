@@ -2,8 +2,9 @@
 //! cold start of a long chain. A bench binary (not criterion): it prints one line per result.
 //!
 //! `cargo bench -p l2node-node --bench chain` (env: BENCH_BLOCKS, BENCH_TXS_PER_BLOCK,
-//! BENCH_COLD_BLOCKS). `token.bin` is the init code of `e2e/contracts/Token.sol` as
-//! `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
+//! BENCH_COLD_BLOCKS; BENCH_CHAIN_FROM=<chain.redb> produces blocks on a copy of that chain
+//! instead, such as the snapshot bench's kept one). `token.bin` is the init code of
+//! `e2e/contracts/Token.sol` as `node e2e/scripts/compile.mjs` builds it (e2e/build/Token.bin).
 
 use std::time::Instant;
 
@@ -238,8 +239,67 @@ fn cold_start(blocks: usize) {
     );
 }
 
+/// Block production on a kept chain (`BENCH_CHAIN_FROM`, a `chain.redb`, copied first): how
+/// long a block of new-account transfers takes from build to commit on a large state.
+fn produce_on(from: &std::path::Path, blocks: usize, per_block: usize) {
+    let keys = dev_accounts();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(from, dir.path().join("chain.redb")).unwrap();
+    let chain = open(dir.path());
+    let state = chain.storage().state_at(None).unwrap();
+    let mut nonces: Vec<u64> = keys
+        .iter()
+        .map(|k| {
+            state
+                .account_state(k.address())
+                .unwrap()
+                .map_or(0, |a| a.nonce)
+        })
+        .collect();
+    drop(state);
+    let mut transfer = |i: usize| {
+        let k = i % keys.len();
+        nonces[k] += 1;
+        let n = nonces[k] - 1;
+        sign(
+            &keys[k],
+            n,
+            TxKind::Call(fresh(&keys[k], n)),
+            Bytes::new(),
+            1,
+            21_000,
+        )
+    };
+    let batches: Vec<Vec<_>> = (0..blocks)
+        .map(|_| (0..per_block).map(&mut transfer).collect())
+        .collect();
+    let mut ms: Vec<f64> = batches
+        .into_iter()
+        .map(|txs| {
+            let started = Instant::now();
+            produce(&chain, txs);
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let mean = ms.iter().sum::<f64>() / ms.len() as f64;
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "produce on a copy of {}: {blocks} blocks of {per_block} new-account transfers, {:.1} ms a block (p50), {mean:.1} ms (mean, write-outs of the trie buffer included)",
+        from.display(),
+        ms[ms.len() / 2],
+    );
+}
+
 fn main() {
     l2node_node::tune_allocator();
+    if let Some(from) = std::env::var_os("BENCH_CHAIN_FROM") {
+        produce_on(
+            std::path::Path::new(&from),
+            env_or("BENCH_BLOCKS", 64),
+            env_or("BENCH_TXS_PER_BLOCK", 1_000),
+        );
+        return;
+    }
     // 64 blocks: the trie's write-back buffer is written out twice (every 32 blocks).
     let blocks = env_or("BENCH_BLOCKS", 64);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_000);
