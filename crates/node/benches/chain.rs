@@ -23,7 +23,7 @@ use l2node_node::sync::{import_gossiped, PreparedRange, SyncDurability};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
-use common::{env_or, fresh, open, sign};
+use common::{env_or, fresh, next_transfer, open, sign, transfer_to_new};
 use l2node_node::test_utils::produce_block as produce;
 
 sol! {
@@ -35,6 +35,19 @@ fn report(what: &str, txs: usize, secs: f64) {
         "{what}: {txs} txs in {secs:.3} s = {:.0} tx/s",
         txs as f64 / secs
     );
+}
+
+/// The next nonce of each of `keys` on `chain`.
+fn nonces_of(chain: &Chain, keys: &[PrivateKeySigner]) -> Vec<u64> {
+    let state = chain.storage().state_at(None).unwrap();
+    keys.iter()
+        .map(|k| {
+            state
+                .account_state(k.address())
+                .unwrap()
+                .map_or(0, |a| a.nonce)
+        })
+        .collect()
 }
 
 fn run(
@@ -49,18 +62,7 @@ fn run(
     let chain = open(dir.path());
     setup(&chain);
     let first = chain.head().header.number + 1;
-    let mut nonces: Vec<u64> = keys
-        .iter()
-        .map(|k| {
-            chain
-                .storage()
-                .state_at(None)
-                .unwrap()
-                .account_state(k.address())
-                .unwrap()
-                .map_or(0, |a| a.nonce)
-        })
-        .collect();
+    let mut nonces = nonces_of(&chain, &keys);
     // Sign everything up front: the pool has recovered senders before the miner sees a tx.
     let batches: Vec<Vec<_>> = (0..blocks)
         .map(|_| {
@@ -246,32 +248,13 @@ fn produce_on(from: &std::path::Path, blocks: usize, per_block: usize) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(from, dir.path().join("chain.redb")).unwrap();
     let chain = open(dir.path());
-    let state = chain.storage().state_at(None).unwrap();
-    let mut nonces: Vec<u64> = keys
-        .iter()
-        .map(|k| {
-            state
-                .account_state(k.address())
-                .unwrap()
-                .map_or(0, |a| a.nonce)
-        })
-        .collect();
-    drop(state);
-    let mut transfer = |i: usize| {
-        let k = i % keys.len();
-        nonces[k] += 1;
-        let n = nonces[k] - 1;
-        sign(
-            &keys[k],
-            n,
-            TxKind::Call(fresh(&keys[k], n)),
-            Bytes::new(),
-            1,
-            21_000,
-        )
-    };
+    let mut nonces = nonces_of(&chain, &keys);
     let batches: Vec<Vec<_>> = (0..blocks)
-        .map(|_| (0..per_block).map(&mut transfer).collect())
+        .map(|_| {
+            (0..per_block)
+                .map(|i| next_transfer(&keys, &mut nonces, i))
+                .collect()
+        })
         .collect();
     let mut ms: Vec<f64> = batches
         .into_iter()
@@ -308,7 +291,7 @@ fn main() {
         "ETH transfers",
         blocks,
         per_block,
-        &|k, n| sign(k, n, TxKind::Call(fresh(k, n)), Bytes::new(), 1, 21_000),
+        &transfer_to_new,
         &|_| {},
     );
 

@@ -68,6 +68,23 @@ pub(crate) fn fresh(key: &PrivateKeySigner, n: u64) -> Address {
     Address::from_word(alloy_primitives::keccak256((key.address(), n).abi_encode()))
 }
 
+/// A transfer of one wei from `key`, with nonce `n`, to a new address.
+pub(crate) fn transfer_to_new(key: &PrivateKeySigner, n: u64) -> Recovered<TxEnvelope> {
+    sign(key, n, TxKind::Call(fresh(key, n)), Bytes::new(), 1, 21_000)
+}
+
+/// The `i`th of a run of transfers to new addresses from `keys` in turn; `nonces` holds each
+/// key's next nonce.
+pub(crate) fn next_transfer(
+    keys: &[PrivateKeySigner],
+    nonces: &mut [u64],
+    i: usize,
+) -> Recovered<TxEnvelope> {
+    let k = i % keys.len();
+    nonces[k] += 1;
+    transfer_to_new(&keys[k], nonces[k] - 1)
+}
+
 /// Fills `chain` with `total` ETH transfers from the dev accounts, each to a new address, in
 /// blocks of `per_block` built and committed the way the miner does; `after_block` sees the
 /// transfers done so far after each block.
@@ -82,19 +99,7 @@ pub(crate) fn fill_with_transfers(
     let mut done = 0;
     while done < total {
         let txs = (done..total.min(done + per_block))
-            .map(|i| {
-                let k = i % keys.len();
-                nonces[k] += 1;
-                let n = nonces[k] - 1;
-                sign(
-                    &keys[k],
-                    n,
-                    TxKind::Call(fresh(&keys[k], n)),
-                    Bytes::new(),
-                    1,
-                    21_000,
-                )
-            })
+            .map(|i| next_transfer(&keys, &mut nonces, i))
             .collect();
         done += test_utils::produce_block(chain, txs);
         after_block(done);
