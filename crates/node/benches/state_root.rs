@@ -296,14 +296,20 @@ fn sizes() -> Vec<u64> {
 }
 
 fn apply_block_redb(c: &mut Criterion) {
-    // The node's split of its default `--db-cache-size` (`TRIE_BENCH_TRIE_CACHE` sets the node
-    // cache's share, 0 turns it off; redb gets the rest).
+    // The node's split of its `--db-cache-size`, by default the node's default
+    // (`TRIE_BENCH_DB_CACHE_MIB` sets it; `TRIE_BENCH_TRIE_CACHE` sets the node cache's share in
+    // bytes, 0 turns it off; redb gets the rest).
+    let cache = std::env::var("TRIE_BENCH_DB_CACHE_MIB")
+        .ok()
+        .map_or(DEFAULT_DB_CACHE_BYTES, |v| {
+            v.parse::<usize>().expect("TRIE_BENCH_DB_CACHE_MIB in MiB") << 20
+        });
     let trie_cache = std::env::var("TRIE_BENCH_TRIE_CACHE")
         .ok()
-        .map_or(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), |v| {
+        .map_or(trie_cache_bytes(cache), |v| {
             v.parse().expect("TRIE_BENCH_TRIE_CACHE in bytes")
         });
-    let db_cache = DEFAULT_DB_CACHE_BYTES - trie_cache;
+    let db_cache = cache - trie_cache.min(cache);
     let mut group = c.benchmark_group("apply_changes_1000_accounts_redb");
     group
         .sample_size(10)
@@ -384,6 +390,22 @@ fn apply_block_redb(c: &mut Criterion) {
         // takes a new one, so the pages those commits free can be reused.
         drop(read);
         let mut buffer = WriteBack::with_node_cache(trie_cache);
+        // As the node fills it when it opens (`l2node_storage::Storage::open_with_cache`).
+        let started = Instant::now();
+        {
+            let read = db.begin_read().unwrap();
+            let table = read.open_table(TRIE_NODES).unwrap();
+            for entry in table.range::<&[u8]>(&[0u8][..]..&[1u8][..]).unwrap() {
+                let (key, value) = entry.unwrap();
+                buffer.cache_stored(key.value(), value.value());
+            }
+        }
+        let (cached_bytes, cached_nodes) = buffer.cached();
+        eprintln!(
+            "node cache: {cached_nodes} nodes, {} MiB, read in {:?}",
+            cached_bytes >> 20,
+            started.elapsed()
+        );
         let mut base = ReadCount {
             table: base,
             reads: AtomicUsize::new(0),

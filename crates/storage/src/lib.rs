@@ -35,17 +35,21 @@ use tables::*;
 /// takes most of it, the trie's clean node cache the rest ([`trie_cache_bytes`]).
 pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Most of the database cache the trie's node cache takes: the account trie's four levels below
-/// the root, 69,905 nodes at most whatever the state's size, each a branch of up to 532 bytes
-/// with its key and the map's slot.
+/// Most of the default database cache the trie's node cache takes: the account trie's four levels
+/// below the root, 69,905 nodes at most whatever the state's size, each a branch of up to 532
+/// bytes with the map's slot.
 const TRIE_CACHE_MAX_BYTES: usize = 48 * 1024 * 1024;
 
-/// The part of the database cache that keeps the account trie's upper nodes
-/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages: a quarter, and
-/// at most what those levels take (48 MiB of the default 256). A block reads about a thousand of
-/// them at random, and redb would keep a 4 KiB page for each.
+/// The part of the database cache that keeps account-trie nodes
+/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages. Of the default
+/// 256 MiB, a quarter and at most what the four levels below the root take (48 MiB): a block
+/// reads about a thousand of them at random, and redb would keep a 4 KiB page for each. Of what
+/// `--db-cache-size` gives beyond the default, three quarters: the trie's deeper branches, which
+/// a block reads at random in a state too large for redb's pages to cover (about 600 MiB of
+/// them at ten million accounts), are worth more there than the same memory in pages.
 pub fn trie_cache_bytes(db_cache_bytes: usize) -> usize {
     (db_cache_bytes / 4).min(TRIE_CACHE_MAX_BYTES)
+        + db_cache_bytes.saturating_sub(DEFAULT_DB_CACHE_BYTES) / 4 * 3
 }
 
 /// Default `--rpc-eth-proof-window`: the tries of the last 128 blocks can be read (proofs,
@@ -244,6 +248,9 @@ impl Storage {
         };
         storage.create_tables()?;
         storage.rebuild_trie_buffer()?;
+        if trie_cache > TRIE_CACHE_MAX_BYTES {
+            storage.warm_trie_cache()?;
+        }
         Ok(storage)
     }
 

@@ -949,6 +949,23 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
     let s = Storage::open(&path).unwrap();
     let expected = direct.header(49).unwrap().unwrap().state_root;
     assert_eq!(root_at(&s, 49), expected);
+    // Opened with more than the default cache, the node cache is read from the stored trie (a
+    // trie this small: every node of it) and the blocks after go on from it.
+    drop(s);
+    let s = Storage::open_with_cache(&path, 2 * DEFAULT_DB_CACHE_BYTES).unwrap();
+    let account_nodes = {
+        let tx = s.db.begin_read().unwrap();
+        let nodes = tx.open_table(TRIE_NODES).unwrap();
+        nodes
+            .range(l2node_trie::account_trie_keys())
+            .unwrap()
+            .count()
+    };
+    assert!(account_nodes > 1);
+    assert_eq!(s.snapshots.trie().cached().1, account_nodes);
+    for number in 50..60 {
+        both(&s, number);
+    }
 }
 
 /// The block that fills the trie buffer commits without writing it (`commit_block_with`, as the

@@ -295,6 +295,31 @@ impl Storage {
         Ok(())
     }
 
+    /// Reads the stored account trie into the trie's node cache, as far as its budget goes: with
+    /// more than the default database cache, the cache has room for the branches below the upper
+    /// levels, which a node that has run a while holds and which would otherwise come in a read
+    /// at a time over thousands of blocks. One scan in key order: about a second a million
+    /// accounts, when the database opens.
+    pub(crate) fn warm_trie_cache(&self) -> Result<(), StorageError> {
+        let started = std::time::Instant::now();
+        let tx = redb::ReadableDatabase::begin_read(&*self.db)?;
+        let nodes = tx.open_table(TRIE_NODES)?;
+        let mut trie = self.snapshots.trie();
+        for entry in nodes.range(l2node_trie::account_trie_keys())? {
+            let (key, value) = entry?;
+            trie.cache_stored(key.value(), value.value());
+        }
+        let (bytes, count) = trie.cached();
+        tracing::info!(
+            target: "l2node::storage",
+            nodes = count,
+            mib = bytes >> 20,
+            secs = format!("{:.1}", started.elapsed().as_secs_f64()),
+            "read the account trie's nodes into the trie node cache"
+        );
+        Ok(())
+    }
+
     /// Stores the genesis JSON the chain was created with (replacing any stored one), read back
     /// by [`Storage::genesis_config`].
     pub fn put_genesis_config(&self, json: &[u8]) -> Result<(), StorageError> {

@@ -13,10 +13,10 @@
 //! each block up to the one they read, so that a reader keeps its block while later ones are
 //! buffered.
 //!
-//! The writer also keeps the upper levels of the account trie as stored (a clean node cache, as
-//! geth's path database keeps clean nodes ahead of its disk): every block reads a thousand of
-//! them at random, each a B-tree lookup whose page is rarely in the store's own cache once the
-//! trie outgrows it. The cache holds only values the store holds: it is filled from the
+//! The writer also keeps account-trie nodes as stored (a clean node cache, as geth's path
+//! database keeps clean nodes ahead of its disk): the upper levels, which every block reads a
+//! thousand of at random, and as far as its budget goes the branches below them, each a B-tree
+//! lookup whose page is rarely in the store's own cache once the trie outgrows it. The cache holds only values the store holds: it is filled from the
 //! writer's reads of the store and from write-outs once they are committed
 //! ([`WriteBack::flushed`]), and dropped with everything else when the store changes behind the
 //! buffer ([`WriteBack::clear`]).
@@ -81,77 +81,123 @@ impl TrieStore for LayeredTrie<'_> {
     }
 }
 
-/// Deepest account-trie nodes the clean cache keeps: the four levels below the root, 69,905
-/// positions whatever the state's size (about 45 MiB of branches once all are filled). A block
-/// of a thousand accounts reads about a thousand nodes at the fourth level, and as many at each
-/// level below, where a level takes sixteen times the memory of the one above (the fifth: 500
-/// MiB at ten million accounts), so the cache stops here and fills with the levels every block
-/// reads rather than with deeper nodes that come first.
-const CACHED_DEPTH: usize = 4;
+/// Account-trie nodes this deep or shallower are cached whatever they are: the four levels below
+/// the root, 69,905 positions whatever the state's size, about 40 MiB once all are branches. A
+/// block of a thousand accounts reads about a thousand nodes at the fourth level.
+const SHALLOW_DEPTH: usize = 4;
 
-/// Bytes a cached node costs beyond its key and value: two vector headers and the map's slot.
-const CACHED_NODE_OVERHEAD: usize = 64;
+/// Bytes the shallow levels take at most (69,905 nodes of at most 532 bytes, a full branch):
+/// deeper nodes are cached only in what the budget leaves beyond this, so that they never crowd
+/// out the levels every block reads.
+const SHALLOW_RESERVE: usize = 69_905 * (532 + CACHED_NODE_OVERHEAD);
 
-/// Clean account-trie nodes at most [`CACHED_DEPTH`] deep, as the store holds them.
+/// Deepest account-trie node the cache keeps: its path fits the cache's 64-bit key (a length and
+/// 15 nibbles). A trie needs about 16^15 accounts before its branches reach this deep.
+const MAX_CACHED_DEPTH: usize = 15;
+
+/// Bytes a cached node costs beyond its value: the map's slot (key, boxed value and control
+/// byte, at its load factor) and the allocator's rounding of the value.
+const CACHED_NODE_OVERHEAD: usize = 48;
+
+/// Clean account-trie nodes as the store holds them: every node of the [`SHALLOW_DEPTH`] levels
+/// below the root, and below them the branches (and extensions) whatever their depth, as far as
+/// the budget goes. Leaves are not kept: a block recognises the leaves of the accounts it changes
+/// by the hash their parent holds ([`crate::apply_changes`]), so the deepest node an account's
+/// update reads is its leaf's parent branch. At ten million accounts the branches below the
+/// fourth level, about 3.3 million, take about 600 MiB: with them in memory a block of
+/// transfers reads the store only for the leaves new accounts split.
 #[derive(Default)]
 struct NodeCache {
-    nodes: HashMap<Vec<u8>, Vec<u8>>,
-    /// Keys, values and [`CACHED_NODE_OVERHEAD`] of the cached nodes.
-    bytes: usize,
+    /// By [`NodeCache::key`].
+    nodes: HashMap<u64, Box<[u8]>>,
+    /// Values and [`CACHED_NODE_OVERHEAD`] of the cached nodes of the shallow levels.
+    shallow: usize,
+    /// The same for the deeper nodes.
+    deep: usize,
     /// Most bytes the nodes may take: once reached, only nodes already cached are updated, and
-    /// one that would grow past it is dropped.
+    /// one that would grow past it is dropped. The deeper nodes take at most what is left beyond
+    /// [`SHALLOW_RESERVE`].
     budget: usize,
 }
 
 impl NodeCache {
-    /// Whether nodes under `key` are cached: account-trie nodes near the root.
-    fn holds(key: &[u8]) -> bool {
-        key.first() == Some(&crate::ACCOUNT_TRIE) && key.len() <= 1 + CACHED_DEPTH
+    /// The cache's key for the store's `key`, `None` for nodes it never keeps (storage tries,
+    /// paths deeper than [`MAX_CACHED_DEPTH`]): the path's length in the top four bits, then its
+    /// nibbles.
+    fn key(key: &[u8]) -> Option<u64> {
+        let (&trie, path) = key.split_first()?;
+        if trie != crate::ACCOUNT_TRIE || path.len() > MAX_CACHED_DEPTH {
+            return None;
+        }
+        let nibbles = path.iter().enumerate().fold(0u64, |packed, (i, &nibble)| {
+            packed | (u64::from(nibble & 0x0f) << (56 - 4 * i))
+        });
+        Some((path.len() as u64) << 60 | nibbles)
     }
 
-    /// Bytes the cache counts for `key` holding `value`.
-    fn cost(key: &[u8], value: &[u8]) -> usize {
-        key.len() + value.len() + CACHED_NODE_OVERHEAD
+    /// Whether the node under cache key `key` belongs to the shallow levels.
+    fn is_shallow(key: u64) -> bool {
+        (key >> 60) as usize <= SHALLOW_DEPTH
+    }
+
+    /// Bytes the cache counts for a node holding `value`.
+    fn cost(value: &[u8]) -> usize {
+        value.len() + CACHED_NODE_OVERHEAD
+    }
+
+    /// Bytes counted for the shallow or the deeper nodes.
+    fn used(&mut self, shallow: bool) -> &mut usize {
+        if shallow {
+            &mut self.shallow
+        } else {
+            &mut self.deep
+        }
+    }
+
+    /// Whether a node read from the store under cache key `key` may be taken in: the cache has
+    /// room for its kind and keeps nodes like `value`.
+    fn takes(&self, key: u64, value: &[u8]) -> bool {
+        let (used, limit) = if Self::is_shallow(key) {
+            (self.shallow, self.budget)
+        } else if crate::node::is_leaf(value) {
+            return false;
+        } else {
+            (self.deep, self.budget.saturating_sub(SHALLOW_RESERVE))
+        };
+        used + Self::cost(value) <= limit
     }
 
     /// The store's value of `key` is `value` from now on (`None`: absent).
-    fn set(&mut self, key: &[u8], value: Option<&Vec<u8>>) {
-        if self.budget == 0 || !Self::holds(key) {
+    fn set(&mut self, key: &[u8], value: Option<&[u8]>) {
+        if self.budget == 0 {
             return;
         }
-        let cost = |value: &[u8]| Self::cost(key, value);
-        match (self.nodes.get_mut(key), value) {
-            (Some(cached), Some(value))
-                if self.bytes - cost(cached) + cost(value) <= self.budget =>
-            {
-                self.bytes = self.bytes - cost(cached) + cost(value);
-                cached.clone_from(value);
+        if let Some(key) = Self::key(key) {
+            self.remove(key);
+            if let Some(value) = value.filter(|value| self.takes(key, value)) {
+                self.insert(key, Box::from(value));
             }
-            // Deleted, or grown past the budget (a leaf that became a branch).
-            (Some(_), _) => {
-                if let Some(old) = self.nodes.remove(key) {
-                    self.bytes -= cost(&old);
-                }
-            }
-            (None, Some(value)) if self.bytes + cost(value) <= self.budget => {
-                self.bytes += cost(value);
-                self.nodes.insert(key.to_vec(), value.clone());
-            }
-            (None, _) => {}
         }
     }
 
-    /// [`NodeCache::set`] for a node just read from the store, taken over rather than copied.
-    fn take_read(&mut self, key: Vec<u8>, value: Vec<u8>) {
-        if self.nodes.contains_key(&key) {
-            self.set(&key, Some(&value));
-            return;
+    /// [`NodeCache::set`] by cache key, for a value read from the store and taken over.
+    fn put(&mut self, key: u64, value: Vec<u8>) {
+        self.remove(key);
+        if self.takes(key, &value) {
+            self.insert(key, value.into_boxed_slice());
         }
-        let cost = Self::cost(&key, &value);
-        if self.budget > 0 && Self::holds(&key) && self.bytes + cost <= self.budget {
-            self.bytes += cost;
-            self.nodes.insert(key, value);
+    }
+
+    fn remove(&mut self, key: u64) {
+        if let Some(old) = self.nodes.remove(&key) {
+            *self.used(Self::is_shallow(key)) -= Self::cost(&old);
         }
+    }
+
+    /// Caches `value` under `key`, which [`NodeCache::takes`].
+    fn insert(&mut self, key: u64, value: Box<[u8]>) {
+        *self.used(Self::is_shallow(key)) += Self::cost(&value);
+        self.nodes.insert(key, value);
     }
 }
 
@@ -176,7 +222,7 @@ pub struct WriteBack {
 struct Merged<'a, B: ?Sized> {
     buffer: &'a WriteBack,
     store: &'a B,
-    read: Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
+    read: Mutex<Vec<(u64, Vec<u8>)>>,
 }
 
 impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
@@ -187,18 +233,20 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
         if wiped_in(&self.buffer.wiped, key) {
             return Ok(None);
         }
-        let cacheable = self.buffer.cache.budget > 0 && NodeCache::holds(key);
-        if cacheable {
-            if let Some(value) = self.buffer.cache.nodes.get(key) {
-                return Ok(Some(value.clone()));
+        let cache = &self.buffer.cache;
+        let cached = (cache.budget > 0).then(|| NodeCache::key(key)).flatten();
+        if let Some(cached) = cached {
+            if let Some(value) = cache.nodes.get(&cached) {
+                return Ok(Some(value.to_vec()));
             }
         }
         let value = self.store.get(key)?;
-        // A full cache takes no new node: nothing to note.
-        let room = self.buffer.cache.bytes < self.buffer.cache.budget;
-        if let (true, true, Some(value)) = (cacheable, room, &value) {
-            let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
-            read.push((key.to_vec(), value.clone()));
+        // Only what the cache would take is noted (nothing once it is full).
+        if let (Some(cached), Some(value)) = (cached, &value) {
+            if cache.takes(cached, value) {
+                let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+                read.push((cached, value.clone()));
+            }
         }
         Ok(value)
     }
@@ -222,8 +270,8 @@ fn wiped_in(wiped: &HashSet<Vec<u8>>, key: &[u8]) -> bool {
 pub struct BlockWrites {
     writes: OverlayWrites,
     bytes: usize,
-    /// Cacheable nodes the update read from the store, as stored.
-    read: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Cacheable nodes the update read from the store (by cache key), as stored.
+    read: Vec<(u64, Vec<u8>)>,
 }
 
 impl WriteBack {
@@ -324,20 +372,33 @@ impl WriteBack {
         });
         // Storage tries are not cached, so their wiped prefixes cover no cached node.
         for (key, value) in &self.merged {
-            self.cache.set(key, value.as_deref());
+            self.cache.set(key, value.as_deref().map(Vec::as_slice));
         }
         for (key, value) in block.iter().flat_map(OverlayWrites::entries) {
-            self.cache.set(key, value.as_deref());
+            self.cache.set(key, value.as_deref().map(Vec::as_slice));
         }
         let cache = std::mem::take(&mut self.cache);
         self.start_over(cache);
     }
 
     /// Cacheable nodes an update read from the store, which still holds them.
-    fn cache_reads(&mut self, read: Vec<(Vec<u8>, Vec<u8>)>) {
+    fn cache_reads(&mut self, read: Vec<(u64, Vec<u8>)>) {
         for (key, value) in read {
-            self.cache.take_read(key, value);
+            self.cache.put(key, value);
         }
+    }
+
+    /// Takes a node the store holds into the node cache, if the cache keeps such nodes and has
+    /// room: to fill the cache from a scan of the stored account trie (what a node that has run
+    /// a while holds) rather than a read at a time as blocks need them. Only for the store this
+    /// buffer follows, as it is now (no write-out since the node was read).
+    pub fn cache_stored(&mut self, key: &[u8], value: &[u8]) {
+        self.cache.set(key, Some(value));
+    }
+
+    /// Bytes and number of nodes in the node cache.
+    pub fn cached(&self) -> (usize, usize) {
+        (self.cache.shallow + self.cache.deep, self.cache.nodes.len())
     }
 
     /// Empties the buffer and the node cache, keeping the cache's budget: for a store whose trie
@@ -450,43 +511,91 @@ mod tests {
             match cache {
                 0 => assert_eq!(cached, 0),
                 usize::MAX => assert!(cached > 16, "{cached} nodes cached"),
-                _ => assert!(cached > 0 && buffer.cache.bytes <= cache),
+                _ => assert!(cached > 0 && buffer.cache.shallow + buffer.cache.deep <= cache),
             }
         }
     }
 
-    /// Every cached node is the store's value of its key unless the buffer wrote the key, and
-    /// the cache's byte count is its nodes'.
+    /// The store key of cache key `key`.
+    fn store_key(key: u64) -> Vec<u8> {
+        let depth = (key >> 60) as usize;
+        let path = (0..depth).map(|i| (key >> (56 - 4 * i)) as u8 & 0x0f);
+        std::iter::once(crate::ACCOUNT_TRIE).chain(path).collect()
+    }
+
+    /// Every cached node is the store's value of its key unless the buffer wrote the key, no
+    /// leaf is cached below the shallow levels, and the cache's byte counts are its nodes'.
     fn assert_cache_is_stored(buffer: &WriteBack, store: &MemoryTrieStore) {
-        let mut bytes = 0;
-        for (key, value) in &buffer.cache.nodes {
-            assert!(NodeCache::holds(key));
-            if !buffer.merged.contains_key(key) {
-                assert_eq!(store.get(key).unwrap().as_ref(), Some(value), "{key:?}");
+        let (mut shallow, mut deep) = (0, 0);
+        for (&cached, value) in &buffer.cache.nodes {
+            let key = store_key(cached);
+            assert_eq!(NodeCache::key(&key), Some(cached));
+            if !buffer.merged.contains_key(&key) {
+                assert_eq!(
+                    store.get(&key).unwrap().as_deref(),
+                    Some(&value[..]),
+                    "{key:?}"
+                );
             }
-            bytes += key.len() + value.len() + CACHED_NODE_OVERHEAD;
+            if NodeCache::is_shallow(cached) {
+                shallow += NodeCache::cost(value);
+            } else {
+                assert!(!crate::node::is_leaf(value), "leaf cached at {key:?}");
+                deep += NodeCache::cost(value);
+            }
         }
-        assert_eq!(bytes, buffer.cache.bytes);
+        assert_eq!((shallow, deep), (buffer.cache.shallow, buffer.cache.deep));
     }
 
-    /// A cached node that would grow past the budget is dropped, not kept over it.
+    /// A cached node that would grow past the budget is dropped, not kept over it; storage-trie
+    /// nodes are never cached, nor leaves below the shallow levels; deeper nodes take only what
+    /// the budget leaves beyond the shallow levels' reserve.
     #[test]
-    fn a_cached_node_that_outgrows_the_budget_is_dropped() {
+    fn the_node_cache_keeps_to_its_budget_and_to_branches_below_the_shallow_levels() {
+        let leaf = crate::node::Node::Leaf {
+            key: alloy_trie::Nibbles::from_nibbles([1, 2, 3]),
+            value: vec![7; 70],
+        }
+        .encode()
+        .rlp;
+        let branch = vec![2u8; 532];
         let key = [crate::ACCOUNT_TRIE, 1, 2];
-        let (leaf, branch) = (vec![1u8; 100], vec![2u8; 532]);
         let mut cache = NodeCache {
-            budget: key.len() + 200 + CACHED_NODE_OVERHEAD,
+            budget: 200 + CACHED_NODE_OVERHEAD,
             ..NodeCache::default()
         };
         cache.set(&key, Some(&leaf));
-        assert_eq!(cache.nodes.get(&key[..]), Some(&leaf));
+        assert_eq!(
+            cache
+                .nodes
+                .get(&NodeCache::key(&key).unwrap())
+                .map(|v| &v[..]),
+            Some(&leaf[..])
+        );
         cache.set(&key, Some(&branch));
         assert!(cache.nodes.is_empty());
-        assert_eq!(cache.bytes, 0);
-        // Too deep or of a storage trie: never cached.
-        cache.set(&[crate::ACCOUNT_TRIE, 1, 2, 3, 4, 5], Some(&leaf));
+        assert_eq!(cache.shallow, 0);
         cache.set(&[crate::STORAGE_TRIE], Some(&leaf));
         assert!(cache.nodes.is_empty());
+
+        let deep = [crate::ACCOUNT_TRIE, 1, 2, 3, 4, 5];
+        let mut cache = NodeCache {
+            budget: SHALLOW_RESERVE + 600,
+            ..NodeCache::default()
+        };
+        cache.set(&deep, Some(&leaf));
+        assert!(cache.nodes.is_empty(), "a deep leaf is not cached");
+        cache.set(&deep, Some(&branch));
+        assert_eq!(cache.deep, NodeCache::cost(&branch));
+        // The reserve is left to the shallow levels: no room for a second deep branch.
+        cache.set(&[crate::ACCOUNT_TRIE, 1, 2, 3, 4, 6], Some(&branch));
+        assert_eq!(cache.nodes.len(), 1);
+        cache.set(&key, Some(&branch));
+        assert_eq!(cache.nodes.len(), 2);
+        cache.set(&deep, None);
+        assert_eq!((cache.nodes.len(), cache.deep), (1, 0));
+        // Too deep for the cache's keys.
+        assert_eq!(NodeCache::key(&[crate::ACCOUNT_TRIE; 17]), None);
     }
 
     /// A store changed behind the buffer (an unwind writes the trie directly): once cleared,

@@ -57,6 +57,11 @@ const ACCOUNT_TRIE: u8 = 0x00;
 /// First key byte of storage-trie nodes.
 const STORAGE_TRIE: u8 = 0x01;
 
+/// The store keys of the account trie's nodes (for a scan of them).
+pub fn account_trie_keys() -> std::ops::Range<&'static [u8]> {
+    &[ACCOUNT_TRIE]..&[STORAGE_TRIE]
+}
+
 /// Store-key prefix of the account trie.
 fn account_prefix() -> [u8; 1] {
     [ACCOUNT_TRIE]

@@ -142,6 +142,26 @@ fn decode_branch(bytes: &[u8]) -> alloy_rlp::Result<Option<Box<[Option<RlpNode>;
     Ok(Some(children))
 }
 
+/// Whether `rlp` is a leaf's: a list of two items, the first a string whose hex-prefix flag says
+/// leaf. Anything else (a branch, an extension, bytes that do not decode) is not.
+pub(crate) fn is_leaf(rlp: &[u8]) -> bool {
+    let mut buf = rlp;
+    let Ok(header) = Header::decode(&mut buf) else {
+        return false;
+    };
+    let Some(mut payload) = buf.get(..header.payload_length).filter(|_| header.list) else {
+        return false;
+    };
+    let Ok(path) = Header::decode_bytes(&mut payload, false) else {
+        return false;
+    };
+    let Ok(value) = Header::decode(&mut payload) else {
+        return false;
+    };
+    // Two items exactly, and the path's first nibble 2 or 3 (leaf, even or odd).
+    payload.len() == value.payload_length && path.first().is_some_and(|flag| flag >> 4 >= 2)
+}
+
 /// Root hash of a trie whose root node has the given RLP: keccak of it even when short.
 pub(crate) fn root_hash(root_rlp: &[u8]) -> B256 {
     keccak256(root_rlp)
