@@ -13,8 +13,12 @@
 //! write-outs. A second group runs the same sweep on a `MemoryTrieStore` (blocks there only
 //! update existing accounts so the state does not grow) to separate the trie's own cost from
 //! redb's per-operation cost, and the number of store reads/writes per block is printed for
-//! every size. Each change says what its account held before the block, as the node's do
-//! (`TRIE_BENCH_BEFORE=0` leaves that out).
+//! every size. Each change says what its account (and a contract's slots) held before the
+//! block, as the node's do (`TRIE_BENCH_BEFORE=0` leaves that out). A block changes 700 or 900
+//! accounts' balances and nonces, three storage slots of each of 100 contracts, and (in the
+//! redb groups) creates 200 accounts. With more than the node's default database cache
+//! (`TRIE_BENCH_DB_CACHE_MIB`), the node cache is read from the stored trie first, as the node
+//! does when it opens.
 
 use std::{
     cell::Cell,
@@ -76,6 +80,7 @@ fn change(
         before,
         info: Some(state(index, nonce, !storage.is_empty())),
         new_code: None,
+        storage_before: Vec::new(),
         storage_wiped: false,
         storage,
     }
@@ -85,12 +90,54 @@ fn change(
 fn base_account(index: u64) -> AccountChange {
     let storage = if index.is_multiple_of(10) {
         (0..4u64)
-            .map(|s| (U256::from(s), U256::from(index + s + 1)))
+            .map(|s| (U256::from(s), slot_value(index, 1, s)))
             .collect()
     } else {
         Vec::new()
     };
     change(index, None, 1, storage)
+}
+
+/// Storage slots a contract's change writes: three of its four, the one after the three left
+/// out, so that what a slot holds follows from the contract's nonce (below).
+fn contract_slots(nonce: u64) -> impl Iterator<Item = u64> {
+    (0..3).map(move |k| (nonce + k) % 4)
+}
+
+/// What slot `slot` of contract `index` holds once the contract's change with `nonce` is
+/// applied (nonce 1: the base state).
+fn slot_value(index: u64, nonce: u64, slot: u64) -> U256 {
+    if nonce == 1 {
+        U256::from(index + slot + 1)
+    } else if contract_slots(nonce).any(|s| s == slot) {
+        let word = keccak256([index, nonce, slot].map(u64::to_be_bytes).concat());
+        U256::from(u64::from_be_bytes(word[..8].try_into().unwrap()) | 1)
+    } else {
+        slot_value(index, nonce - 1, slot)
+    }
+}
+
+/// The change of contract `index` from the state `before` (its nonce, the base's if `None`):
+/// the next nonce and three slots, with what the account and slots held as the node's changes
+/// say it (`known`).
+fn contract_change(index: u64, before: AccountState, known: bool) -> AccountChange {
+    let nonce = before.nonce + 1;
+    let mut slots: Vec<u64> = contract_slots(nonce).collect();
+    slots.sort_unstable();
+    let values = |nonce| {
+        slots
+            .iter()
+            .map(|&s| (U256::from(s), slot_value(index, nonce, s)))
+            .collect()
+    };
+    AccountChange {
+        storage_before: if known {
+            values(before.nonce)
+        } else {
+            Vec::new()
+        },
+        ..change(index, known.then_some(before), nonce, values(nonce))
+    }
 }
 
 /// What the base accounts hold now, as the node knows every account before its block (a
@@ -136,9 +183,13 @@ impl Known {
     }
 
     fn before(&self, index: u64) -> Option<AccountState> {
+        self.hints.then(|| self.now(index))
+    }
+
+    /// What base account `index` holds now.
+    fn now(&self, index: u64) -> AccountState {
         let base = || base_account(index).info.unwrap();
-        self.hints
-            .then(|| self.now.get(&index).copied().unwrap_or_else(base))
+        self.now.get(&index).copied().unwrap_or_else(base)
     }
 
     /// A block of `changes` to base accounts `indices` was applied (not yet written out).
@@ -188,15 +239,7 @@ fn block(
     }
     for _ in 0..100 {
         let index = rng.gen_range(0..existing / 10) * 10;
-        let storage = (0..3)
-            .map(|_| {
-                (
-                    U256::from(rng.gen_range(0..8u64)),
-                    U256::from(rng.gen::<u64>()),
-                )
-            })
-            .collect();
-        changes.push(change(index, known.before(index), 7, storage));
+        changes.push(contract_change(index, known.now(index), known.hints));
         indices.push(index);
     }
     for _ in 0..if new_accounts { 200 } else { 0 } {
@@ -390,9 +433,10 @@ fn apply_block_redb(c: &mut Criterion) {
         // takes a new one, so the pages those commits free can be reused.
         drop(read);
         let mut buffer = WriteBack::with_node_cache(trie_cache);
-        // As the node fills it when it opens (`l2node_storage::Storage::open_with_cache`).
+        // As the node fills it when it opens with more than the default cache
+        // (`l2node_storage::Storage::open_with_cache`).
         let started = Instant::now();
-        {
+        if trie_cache > trie_cache_bytes(DEFAULT_DB_CACHE_BYTES) {
             let read = db.begin_read().unwrap();
             let table = read.open_table(TRIE_NODES).unwrap();
             for entry in table.range::<&[u8]>(&[0u8][..]..&[1u8][..]).unwrap() {

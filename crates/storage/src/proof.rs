@@ -130,6 +130,7 @@ pub(crate) fn changes_to(
                 before: None,
                 info: state.account_state(address)?,
                 new_code: None,
+                storage_before: Vec::new(),
                 storage_wiped: false,
                 storage,
             })

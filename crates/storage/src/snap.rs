@@ -619,6 +619,7 @@ mod tests {
                 before: None,
                 info: Some(info),
                 new_code: None,
+                storage_before: Vec::new(),
                 storage_wiped: false,
                 storage: vec![],
             }],

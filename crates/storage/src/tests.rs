@@ -18,6 +18,7 @@ fn account(address: Address, nonce: u64, storage: Vec<(U256, U256)>) -> AccountC
             code_hash: revm::primitives::KECCAK_EMPTY,
         }),
         new_code: None,
+        storage_before: Vec::new(),
         storage_wiped: false,
         storage,
     }
@@ -233,6 +234,7 @@ fn destroyed_account_and_wiped_storage_are_gone_now_but_not_before() {
             before: None,
             info: None,
             new_code: None,
+            storage_before: Vec::new(),
             storage_wiped: true,
             storage: vec![],
         }],
@@ -259,6 +261,7 @@ fn a_created_account_is_absent_before_its_block_without_a_history_entry() {
         before: None,
         info: None,
         new_code: None,
+        storage_before: Vec::new(),
         storage_wiped: true,
         storage: vec![],
     };
@@ -618,6 +621,7 @@ fn the_tries_of_recent_blocks_are_the_ones_they_left() {
                     before: None,
                     info: None,
                     new_code: None,
+                    storage_before: Vec::new(),
                     storage_wiped: false,
                     storage: vec![],
                 },

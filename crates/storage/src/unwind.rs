@@ -112,6 +112,7 @@ fn unwind_state(
             before: None,
             info,
             new_code: None,
+            storage_before: Vec::new(),
             storage_wiped: false,
             storage: Vec::new(),
         };

@@ -637,6 +637,7 @@ mod tests {
                 code_hash: B256::repeat_byte(1),
             }),
             new_code: None,
+            storage_before: Vec::new(),
             storage_wiped: false,
             storage: slots
                 .iter()

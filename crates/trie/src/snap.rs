@@ -212,6 +212,7 @@ mod tests {
                     },
                 }),
                 new_code: None,
+                storage_before: Vec::new(),
                 storage_wiped: false,
                 storage: if i % 7 == 0 {
                     (0..rng.gen_range(1..20u64))

@@ -21,6 +21,10 @@ pub struct AccountChange {
     pub storage_wiped: bool,
     /// Changed slots and their new values (zero = deleted).
     pub storage: Vec<(U256, U256)>,
+    /// The changed slots' values before the block, sorted by slot, when the caller knows them
+    /// (empty: unknown). Only a hint, as `before` is: the trie recognises a slot's leaf by it
+    /// instead of reading it.
+    pub storage_before: Vec<(U256, U256)>,
 }
 
 impl AccountChange {
@@ -33,6 +37,7 @@ impl AccountChange {
             new_code: None,
             storage_wiped: false,
             storage: vec![],
+            storage_before: vec![],
         }
     }
 }

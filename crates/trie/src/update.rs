@@ -50,6 +50,15 @@ impl Value {
             current,
         }
     }
+
+    /// A leaf value, and the leaf the caller believes is stored now, if any.
+    pub(crate) fn with_current(bytes: Vec<u8>, current: Option<Vec<u8>>) -> Self {
+        Self {
+            bytes,
+            keep_storage_root: false,
+            current,
+        }
+    }
 }
 
 impl From<Vec<u8>> for Value {
@@ -167,15 +176,26 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
     }
 
     /// Apply sorted, deduplicated updates (see [`prepare`]) and return the new root hash.
-    pub(crate) fn apply(mut self, updates: &[Update]) -> Result<B256, TrieError> {
-        if updates.is_empty() {
-            return trie_root(self.store, self.prefix);
-        }
+    pub(crate) fn apply(self, updates: &[Update]) -> Result<B256, TrieError> {
+        self.apply_keeping_root(updates).map(|(_, root)| root)
+    }
+
+    /// [`TrieUpdater::apply`], also returning the root node's RLP before the updates (`None`:
+    /// the trie was empty).
+    pub(crate) fn apply_keeping_root(
+        mut self,
+        updates: &[Update],
+    ) -> Result<(Option<Vec<u8>>, B256), TrieError> {
         let root_path = Nibbles::new();
-        let existing = self.load(&root_path)?;
+        let stored = self.store.get(&node_key(self.prefix, &root_path))?;
+        if updates.is_empty() {
+            let root = stored.as_deref().map_or(EMPTY_ROOT_HASH, root_hash);
+            return Ok((stored, root));
+        }
+        let existing = stored.as_deref().map(Node::decode).transpose()?;
         let existed = existing.is_some();
         let root = self.update(root_path, existing, updates)?;
-        self.store_root(existed, root)
+        Ok((stored, self.store_root(existed, root)?))
     }
 
     /// Store `root` as the trie's root node (delete it when the trie became empty) and return the

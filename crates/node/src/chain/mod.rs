@@ -819,6 +819,7 @@ pub fn genesis_changes(spec: &ChainSpec) -> Vec<AccountChange> {
                         .map_or(revm::primitives::KECCAK_EMPTY, |c| c.hash_slow()),
                 }),
                 new_code: code,
+                storage_before: Vec::new(),
                 storage_wiped: false,
                 storage: acc
                     .storage

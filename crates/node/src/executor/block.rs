@@ -472,6 +472,22 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
             .map(|(key, slot)| (*key, slot.present_value))
             .collect();
         storage.sort_unstable();
+        // What the changed slots held before the block, for the trie to recognise their leaves
+        // by (a destroyed account's storage trie is wiped: nothing to recognise).
+        // In slot order, as `storage`.
+        let storage_before: Vec<(U256, U256)> = if wiped {
+            Vec::new()
+        } else {
+            storage
+                .iter()
+                .filter_map(|(key, _)| {
+                    account
+                        .storage
+                        .get(key)
+                        .map(|slot| (*key, slot.previous_or_original_value))
+                })
+                .collect()
+        };
         let nothing_before_or_after = info.is_none() && original.is_none();
         if (!wiped && info == original && storage.is_empty()) || nothing_before_or_after {
             continue;
@@ -496,6 +512,7 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
             new_code,
             storage_wiped: wiped,
             storage,
+            storage_before,
         });
     }
     changes.sort_unstable_by_key(|c| c.address);
@@ -670,8 +687,9 @@ mod tests {
         let spec = dev_spec();
         let state = MemState::from_genesis(&spec.genesis);
         let parent = spec.genesis_header(state.state_root());
-        // init code: SSTORE(0, 7); MSTORE(0, 0x602a); RETURN(30, 2) -> runtime code 0x602a.
-        let init = alloy_primitives::hex!("60075f5561602a5f526002601ef3");
+        // init code: SSTORE(0, 7); MSTORE(0, 0x345f5500); RETURN(28, 4) -> runtime code
+        // 0x345f5500: SSTORE(0, CALLVALUE).
+        let init = alloy_primitives::hex!("60075f5563345f55005f526004601cf3");
         let signer = key(0);
         let tx = alloy_consensus::TxEip1559 {
             chain_id: spec.chain_id,
@@ -702,11 +720,41 @@ mod tests {
             .expect("contract");
         let info = change.info.unwrap();
         let code = change.new_code.as_ref().expect("new code");
-        assert_eq!(code.original_bytes().as_ref(), &[0x60, 0x2a]);
-        assert_eq!(info.code_hash, alloy_primitives::keccak256([0x60, 0x2a]));
+        let runtime = [0x34, 0x5f, 0x55, 0x00];
+        assert_eq!(code.original_bytes().as_ref(), &runtime);
+        assert_eq!(info.code_hash, alloy_primitives::keccak256(runtime));
         assert_eq!(info.nonce, 1);
         assert_eq!(change.storage, vec![(U256::ZERO, U256::from(7))]);
+        assert_eq!(change.storage_before, vec![(U256::ZERO, U256::ZERO)]);
         assert!(!change.storage_wiped);
+
+        // A call that stores its value: the slot's value before the block comes with it.
+        let mut state = state;
+        state.apply(&built.changes);
+        let call = alloy_consensus::TxEip1559 {
+            chain_id: spec.chain_id,
+            nonce: 1,
+            gas_limit: 100_000,
+            max_fee_per_gas: 2_000_000_000,
+            to: alloy_primitives::TxKind::Call(created),
+            value: U256::from(9),
+            ..Default::default()
+        };
+        let sig = signer.sign_hash_sync(&call.signature_hash()).unwrap();
+        let call = alloy_consensus::transaction::Recovered::new_unchecked(
+            TxEnvelope::Eip1559(call.into_signed(sig)),
+            signer.address(),
+        );
+        let attrs = BuildAttributes {
+            timestamp: 2,
+            gas_limit: built.header.gas_limit,
+            ..Default::default()
+        };
+        let next = build_block(&spec, &state, &built.header, attrs, std::iter::once(call)).unwrap();
+        assert!(alloy_consensus::TxReceipt::status(&next.receipts[0]));
+        let change = next.changes.iter().find(|c| c.address == created).unwrap();
+        assert_eq!(change.storage, vec![(U256::ZERO, U256::from(9))]);
+        assert_eq!(change.storage_before, vec![(U256::ZERO, U256::from(7))]);
     }
 
     #[test]
