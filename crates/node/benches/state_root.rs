@@ -439,9 +439,10 @@ fn apply_block_redb(c: &mut Criterion) {
         if trie_cache > trie_cache_bytes(DEFAULT_DB_CACHE_BYTES) {
             let read = db.begin_read().unwrap();
             let table = read.open_table(TRIE_NODES).unwrap();
-            for entry in table.range::<&[u8]>(&[0u8][..]..&[1u8][..]).unwrap() {
+            let mut warmer = buffer.cache_warmer();
+            for entry in table.range(l2node_trie::account_trie_keys()).unwrap() {
                 let (key, value) = entry.unwrap();
-                buffer.cache_stored(key.value(), value.value());
+                warmer.take(key.value(), value.value());
             }
         }
         let (cached_bytes, cached_nodes) = buffer.cached();

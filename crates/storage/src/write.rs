@@ -295,19 +295,20 @@ impl Storage {
         Ok(())
     }
 
-    /// Reads the stored account trie into the trie's node cache, as far as its budget goes: with
-    /// more than the default database cache, the cache has room for the branches below the upper
-    /// levels, which a node that has run a while holds and which would otherwise come in a read
-    /// at a time over thousands of blocks. One scan in key order: about a second a million
-    /// accounts, when the database opens.
+    /// Reads the stored account trie into the trie's node cache, as far as its budget goes (the
+    /// shallowest levels that fit): with more than the default database cache, the cache has
+    /// room for the branches below the upper levels, which a node that has run a while holds and
+    /// which would otherwise come in a read at a time over thousands of blocks. One scan in key
+    /// order: about a second a million accounts, when the database opens.
     pub(crate) fn warm_trie_cache(&self) -> Result<(), StorageError> {
         let started = std::time::Instant::now();
         let tx = redb::ReadableDatabase::begin_read(&*self.db)?;
         let nodes = tx.open_table(TRIE_NODES)?;
         let mut trie = self.snapshots.trie();
+        let mut warmer = trie.cache_warmer();
         for entry in nodes.range(l2node_trie::account_trie_keys())? {
             let (key, value) = entry?;
-            trie.cache_stored(key.value(), value.value());
+            warmer.take(key.value(), value.value());
         }
         let (bytes, count) = trie.cached();
         tracing::info!(

@@ -16,10 +16,11 @@
 //! The writer also keeps account-trie nodes as stored (a clean node cache, as geth's path
 //! database keeps clean nodes ahead of its disk): the upper levels, which every block reads a
 //! thousand of at random, and as far as its budget goes the branches below them, each a B-tree
-//! lookup whose page is rarely in the store's own cache once the trie outgrows it. The cache holds only values the store holds: it is filled from the
-//! writer's reads of the store and from write-outs once they are committed
-//! ([`WriteBack::flushed`]), and dropped with everything else when the store changes behind the
-//! buffer ([`WriteBack::clear`]).
+//! lookup whose page is rarely in the store's own cache once the trie outgrows it. The cache
+//! holds only values the store holds: it is filled from a scan of the stored trie
+//! ([`WriteBack::cache_warmer`]), from the writer's reads of the store and from write-outs once
+//! they are committed ([`WriteBack::flushed`]), and dropped with everything else when the store
+//! changes behind the buffer ([`WriteBack::clear`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -82,21 +83,23 @@ impl TrieStore for LayeredTrie<'_> {
 }
 
 /// Account-trie nodes this deep or shallower are cached whatever they are: the four levels below
-/// the root, 69,905 positions whatever the state's size, about 40 MiB once all are branches. A
+/// the root, 69,905 positions whatever the state's size, about 44 MiB once all are branches. A
 /// block of a thousand accounts reads about a thousand nodes at the fourth level.
 const SHALLOW_DEPTH: usize = 4;
 
 /// Bytes the shallow levels take at most (69,905 nodes of at most 532 bytes, a full branch):
 /// deeper nodes are cached only in what the budget leaves beyond this, so that they never crowd
 /// out the levels every block reads.
-const SHALLOW_RESERVE: usize = 69_905 * (532 + CACHED_NODE_OVERHEAD);
+const SHALLOW_RESERVE: usize = 69_905 * (532 + 532 / 8 + CACHED_NODE_OVERHEAD);
 
 /// Deepest account-trie node the cache keeps: its path fits the cache's 64-bit key (a length and
-/// 15 nibbles). A trie needs about 16^15 accounts before its branches reach this deep.
+/// 15 nibbles). Two of a billion accounts or so share fifteen nibbles: deeper branches are
+/// rare, and read from the store.
 const MAX_CACHED_DEPTH: usize = 15;
 
-/// Bytes a cached node costs beyond its value: the map's slot (key, boxed value and control
-/// byte, at its load factor) and the allocator's rounding of the value.
+/// Bytes a cached node costs beyond its value and the allocator's rounding of it
+/// ([`NodeCache::cost`]): the map's slot (key, boxed value and control byte, at its load
+/// factor). The count is approximate: while the map grows it holds its old table too.
 const CACHED_NODE_OVERHEAD: usize = 48;
 
 /// Clean account-trie nodes as the store holds them: every node of the [`SHALLOW_DEPTH`] levels
@@ -104,13 +107,16 @@ const CACHED_NODE_OVERHEAD: usize = 48;
 /// the budget goes. Leaves are not kept: a block recognises the leaves of the accounts it changes
 /// by the hash their parent holds ([`crate::apply_changes`]), so the deepest node an account's
 /// update reads is its leaf's parent branch. At ten million accounts the branches below the
-/// fourth level, about 3.3 million, take about 600 MiB: with them in memory a block of
-/// transfers reads the store only for the leaves new accounts split.
+/// fourth level, about 3.3 million, take about 650 MiB: with them in memory a block of
+/// transfers reads the store only for the leaves new accounts split. The default budget (48
+/// MiB) holds the shallow levels and a few MiB of deeper branches. The cache is emptied when
+/// the store changes behind the buffer ([`WriteBack::clear`]: an unwind, a snapshot's import),
+/// and fills again as blocks read their nodes.
 #[derive(Default)]
 struct NodeCache {
     /// By [`NodeCache::key`].
     nodes: HashMap<u64, Box<[u8]>>,
-    /// Values and [`CACHED_NODE_OVERHEAD`] of the cached nodes of the shallow levels.
+    /// What [`NodeCache::cost`] counts for the cached nodes of the shallow levels.
     shallow: usize,
     /// The same for the deeper nodes.
     deep: usize,
@@ -126,11 +132,14 @@ impl NodeCache {
     /// nibbles.
     fn key(key: &[u8]) -> Option<u64> {
         let (&trie, path) = key.split_first()?;
-        if trie != crate::ACCOUNT_TRIE || path.len() > MAX_CACHED_DEPTH {
+        if trie != crate::ACCOUNT_TRIE
+            || path.len() > MAX_CACHED_DEPTH
+            || path.iter().any(|&nibble| nibble > 0x0f)
+        {
             return None;
         }
         let nibbles = path.iter().enumerate().fold(0u64, |packed, (i, &nibble)| {
-            packed | (u64::from(nibble & 0x0f) << (56 - 4 * i))
+            packed | (u64::from(nibble) << (56 - 4 * i))
         });
         Some((path.len() as u64) << 60 | nibbles)
     }
@@ -140,9 +149,10 @@ impl NodeCache {
         (key >> 60) as usize <= SHALLOW_DEPTH
     }
 
-    /// Bytes the cache counts for a node holding `value`.
+    /// Bytes the cache counts for a node holding `value`: with the allocator's rounding to its
+    /// size classes (up to a quarter above a value's size, an eighth on average) and the slot.
     fn cost(value: &[u8]) -> usize {
-        value.len() + CACHED_NODE_OVERHEAD
+        value.len() + value.len() / 8 + CACHED_NODE_OVERHEAD
     }
 
     /// Bytes counted for the shallow or the deeper nodes.
@@ -201,6 +211,41 @@ impl NodeCache {
     }
 }
 
+/// Fills a [`WriteBack`]'s node cache from a scan of the stored account trie in key order
+/// ([`WriteBack::cache_warmer`]). A scan in key order meets a subtree's deep branches before the
+/// next subtree's shallower ones; where the budget does not take every branch, a node makes room
+/// by dropping deeper ones it took earlier, so that the cache ends with the shallowest levels
+/// that fit, each shallower node serving sixteen times the accounts of one a level below.
+pub struct CacheWarmer<'a> {
+    cache: &'a mut NodeCache,
+    /// The deeper nodes taken, by depth.
+    deep: Vec<Vec<u64>>,
+}
+
+impl CacheWarmer<'_> {
+    /// The store holds `value` under `key`: cached if the cache keeps such nodes and has room,
+    /// or can make it from deeper nodes.
+    pub fn take(&mut self, key: &[u8], value: &[u8]) {
+        let Some(cached) = NodeCache::key(key).filter(|_| self.cache.budget > 0) else {
+            return;
+        };
+        if !NodeCache::is_shallow(cached) && !crate::node::is_leaf(value) {
+            let depth = (cached >> 60) as usize;
+            let room = self.cache.budget.saturating_sub(SHALLOW_RESERVE);
+            let cost = NodeCache::cost(value);
+            while self.cache.deep + cost > room {
+                let deeper = self.deep[depth + 1..].iter_mut().rev();
+                match deeper.filter_map(Vec::pop).next() {
+                    Some(victim) => self.cache.remove(victim),
+                    None => return,
+                }
+            }
+            self.deep[depth].push(cached);
+        }
+        self.cache.set(key, Some(value));
+    }
+}
+
 /// The buffer: each block's writes for readers, their merge for the block writer, and the
 /// writer's clean node cache.
 #[derive(Default)]
@@ -213,12 +258,12 @@ pub struct WriteBack {
     wiped: HashSet<Vec<u8>>,
     /// Key and value bytes of the buffered blocks' writes.
     bytes: usize,
-    /// Stored nodes near the account trie's root, read before the store (under `merged`).
+    /// Stored account-trie nodes, read before the store (under `merged`).
     cache: NodeCache,
 }
 
-/// The writer's view: the merged writes over the cached and stored trie. Cacheable nodes read
-/// from the store are noted, for the cache once the block is buffered.
+/// The writer's view: the merged writes over the cached and stored trie. Nodes read from the
+/// store that the cache would take are noted, for the cache once the block is buffered.
 struct Merged<'a, B: ?Sized> {
     buffer: &'a WriteBack,
     store: &'a B,
@@ -388,12 +433,14 @@ impl WriteBack {
         }
     }
 
-    /// Takes a node the store holds into the node cache, if the cache keeps such nodes and has
-    /// room: to fill the cache from a scan of the stored account trie (what a node that has run
-    /// a while holds) rather than a read at a time as blocks need them. Only for the store this
-    /// buffer follows, as it is now (no write-out since the node was read).
-    pub fn cache_stored(&mut self, key: &[u8], value: &[u8]) {
-        self.cache.set(key, Some(value));
+    /// A filler of the node cache from a scan of the stored account trie in key order (what a
+    /// node that has run a while holds), rather than a read at a time as blocks need them. Only
+    /// for the store this buffer follows, as it is now (no write-out while it scans).
+    pub fn cache_warmer(&mut self) -> CacheWarmer<'_> {
+        CacheWarmer {
+            cache: &mut self.cache,
+            deep: vec![Vec::new(); MAX_CACHED_DEPTH + 1],
+        }
     }
 
     /// Bytes and number of nodes in the node cache.
@@ -580,7 +627,7 @@ mod tests {
 
         let deep = [crate::ACCOUNT_TRIE, 1, 2, 3, 4, 5];
         let mut cache = NodeCache {
-            budget: SHALLOW_RESERVE + 600,
+            budget: SHALLOW_RESERVE + NodeCache::cost(&branch) + 10,
             ..NodeCache::default()
         };
         cache.set(&deep, Some(&leaf));
@@ -596,6 +643,37 @@ mod tests {
         assert_eq!((cache.nodes.len(), cache.deep), (1, 0));
         // Too deep for the cache's keys.
         assert_eq!(NodeCache::key(&[crate::ACCOUNT_TRIE; 17]), None);
+    }
+
+    /// A scan in key order that meets a subtree's deep branches first ends with the shallowest
+    /// branches that fit: a later, shallower one takes the room of a deeper one taken before.
+    #[test]
+    fn a_warming_scan_keeps_the_shallowest_branches_that_fit() {
+        let branch = vec![2u8; 300];
+        let leaf = crate::node::Node::Leaf {
+            key: alloy_trie::Nibbles::from_nibbles([1, 2, 3]),
+            value: vec![7; 70],
+        }
+        .encode()
+        .rlp;
+        let key = |path: &[u8]| [&[crate::ACCOUNT_TRIE][..], path].concat();
+        let mut buffer = WriteBack::with_node_cache(SHALLOW_RESERVE + 2 * NodeCache::cost(&branch));
+        let scan = [
+            key(&[1, 1]),
+            key(&[1, 1, 1, 1, 1]),
+            key(&[1, 1, 1, 1, 1, 2]),
+            key(&[1, 1, 1, 1, 1, 2, 3]),
+            key(&[2, 2, 2, 2, 2]),
+        ];
+        let mut warmer = buffer.cache_warmer();
+        for path in &scan {
+            warmer.take(path, &branch);
+        }
+        warmer.take(&key(&[3, 3, 3, 3, 3, 3]), &leaf);
+        let mut cached: Vec<_> = buffer.cache.nodes.keys().map(|&k| store_key(k)).collect();
+        cached.sort();
+        assert_eq!(cached, [scan[0].clone(), scan[1].clone(), scan[4].clone()]);
+        assert_eq!(buffer.cache.deep, 2 * NodeCache::cost(&branch));
     }
 
     /// A store changed behind the buffer (an unwind writes the trie directly): once cleared,

@@ -34,7 +34,8 @@ pub(crate) struct Value {
     /// replaces (none: the empty root). The leaf is read by the update anyway (or recognised,
     /// below), so the storage trie's root is never read for it.
     keep_storage_root: bool,
-    /// What the key's leaf holds now, when the caller knows it (the account before the block):
+    /// What the key's leaf holds now, when the caller knows it (the account or slot before the
+    /// block):
     /// a parent's reference to that leaf is then recognised by its hash and the leaf is not read
     /// from the store. A wrong guess costs one hash, and the leaf is read as without one.
     current: Option<Vec<u8>>,

@@ -459,35 +459,25 @@ pub(crate) fn bundle_to_changes(bundle: BundleState) -> StateChanges {
         let wiped = account.status.was_destroyed();
         let info = account.info.as_ref().map(to_state);
         let original = account.original_info.as_ref().map(to_state);
-        let mut storage: Vec<(U256, U256)> = account
-            .storage
-            .iter()
-            .filter(|(_, slot)| {
-                if wiped {
-                    !slot.present_value.is_zero()
-                } else {
-                    slot.is_changed()
+        // The changed slots, and what the nonzero ones held before the block, for the trie to
+        // recognise their leaves by (a destroyed account's storage trie is wiped: nothing to
+        // recognise).
+        let mut storage = Vec::new();
+        let mut storage_before = Vec::new();
+        for (key, slot) in &account.storage {
+            if wiped {
+                if !slot.present_value.is_zero() {
+                    storage.push((*key, slot.present_value));
                 }
-            })
-            .map(|(key, slot)| (*key, slot.present_value))
-            .collect();
+            } else if slot.is_changed() {
+                storage.push((*key, slot.present_value));
+                if !slot.previous_or_original_value.is_zero() {
+                    storage_before.push((*key, slot.previous_or_original_value));
+                }
+            }
+        }
         storage.sort_unstable();
-        // What the changed slots held before the block, for the trie to recognise their leaves
-        // by (a destroyed account's storage trie is wiped: nothing to recognise).
-        // In slot order, as `storage`.
-        let storage_before: Vec<(U256, U256)> = if wiped {
-            Vec::new()
-        } else {
-            storage
-                .iter()
-                .filter_map(|(key, _)| {
-                    account
-                        .storage
-                        .get(key)
-                        .map(|slot| (*key, slot.previous_or_original_value))
-                })
-                .collect()
-        };
+        storage_before.sort_unstable();
         let nothing_before_or_after = info.is_none() && original.is_none();
         if (!wiped && info == original && storage.is_empty()) || nothing_before_or_after {
             continue;
@@ -725,7 +715,7 @@ mod tests {
         assert_eq!(info.code_hash, alloy_primitives::keccak256(runtime));
         assert_eq!(info.nonce, 1);
         assert_eq!(change.storage, vec![(U256::ZERO, U256::from(7))]);
-        assert_eq!(change.storage_before, vec![(U256::ZERO, U256::ZERO)]);
+        assert!(change.storage_before.is_empty(), "the slot held nothing");
         assert!(!change.storage_wiped);
 
         // A call that stores its value: the slot's value before the block comes with it.
