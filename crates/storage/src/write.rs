@@ -311,13 +311,16 @@ impl Storage {
             warmer.take(key.value(), value.value());
         }
         let (bytes, count) = trie.cached();
-        tracing::info!(
-            target: "l2node::storage",
-            nodes = count,
-            mib = bytes >> 20,
-            secs = format!("{:.1}", started.elapsed().as_secs_f64()),
-            "read the account trie's nodes into the trie node cache"
-        );
+        // A new chain has no trie yet: nothing to say.
+        if count > 0 {
+            tracing::info!(
+                target: "l2node::storage",
+                nodes = count,
+                mib = bytes >> 20,
+                secs = format!("{:.1}", started.elapsed().as_secs_f64()),
+                "read the account trie's nodes into the trie node cache"
+            );
+        }
         Ok(())
     }
 
