@@ -672,8 +672,6 @@ mod tests {
 
     #[test]
     fn deployment_reports_new_code_and_storage() {
-        use alloy_consensus::SignableTransaction;
-        use alloy_signer::SignerSync;
         let spec = dev_spec();
         let state = MemState::from_genesis(&spec.genesis);
         let parent = spec.genesis_header(state.state_root());
@@ -681,19 +679,20 @@ mod tests {
         // 0x345f5500: SSTORE(0, CALLVALUE).
         let init = alloy_primitives::hex!("60075f5563345f55005f526004601cf3");
         let signer = key(0);
-        let tx = alloy_consensus::TxEip1559 {
-            chain_id: spec.chain_id,
-            gas_limit: 100_000,
-            max_fee_per_gas: 2_000_000_000,
-            to: alloy_primitives::TxKind::Create,
-            input: init.to_vec().into(),
-            ..Default::default()
+        let tx_to = |nonce, to, value: u64, input: &[u8]| {
+            let tx = alloy_consensus::TxEip1559 {
+                chain_id: spec.chain_id,
+                nonce,
+                gas_limit: 100_000,
+                max_fee_per_gas: 2_000_000_000,
+                to,
+                value: U256::from(value),
+                input: input.to_vec().into(),
+                ..Default::default()
+            };
+            crate::test_utils::sign(&signer, tx)
         };
-        let sig = signer.sign_hash_sync(&tx.signature_hash()).unwrap();
-        let tx = alloy_consensus::transaction::Recovered::new_unchecked(
-            TxEnvelope::Eip1559(tx.into_signed(sig)),
-            signer.address(),
-        );
+        let tx = tx_to(0, alloy_primitives::TxKind::Create, 0, &init);
         let attrs = BuildAttributes {
             timestamp: 1,
             gas_limit: parent.gas_limit,
@@ -721,20 +720,7 @@ mod tests {
         // A call that stores its value: the slot's value before the block comes with it.
         let mut state = state;
         state.apply(&built.changes);
-        let call = alloy_consensus::TxEip1559 {
-            chain_id: spec.chain_id,
-            nonce: 1,
-            gas_limit: 100_000,
-            max_fee_per_gas: 2_000_000_000,
-            to: alloy_primitives::TxKind::Call(created),
-            value: U256::from(9),
-            ..Default::default()
-        };
-        let sig = signer.sign_hash_sync(&call.signature_hash()).unwrap();
-        let call = alloy_consensus::transaction::Recovered::new_unchecked(
-            TxEnvelope::Eip1559(call.into_signed(sig)),
-            signer.address(),
-        );
+        let call = tx_to(1, alloy_primitives::TxKind::Call(created), 9, &[]);
         let attrs = BuildAttributes {
             timestamp: 2,
             gas_limit: built.header.gas_limit,
