@@ -22,7 +22,10 @@
 //! they are committed ([`WriteBack::flushed`]), and dropped with everything else when the store
 //! changes behind the buffer ([`WriteBack::clear`]).
 
-use std::sync::{Arc, Mutex};
+use std::{
+    borrow::Cow,
+    sync::{Arc, Mutex},
+};
 
 use alloy_primitives::{
     map::{HashMap, HashSet},
@@ -179,15 +182,27 @@ impl NodeCache {
 
     /// The store's value of `key` is `value` from now on (`None`: absent).
     fn set(&mut self, key: &[u8], value: Option<&[u8]>) {
+        if let Some(key) = Self::key(key) {
+            self.set_cached(key, value);
+        }
+    }
+
+    /// [`NodeCache::set`] by cache key.
+    fn set_cached(&mut self, key: u64, value: Option<&[u8]>) {
         if self.budget == 0 {
             return;
         }
-        if let Some(key) = Self::key(key) {
-            self.remove(key);
-            if let Some(value) = value.filter(|value| self.takes(key, value)) {
-                self.insert(key, Box::from(value));
-            }
+        self.remove(key);
+        if let Some(value) = value.filter(|value| self.takes(key, value)) {
+            self.insert(key, Box::from(value));
         }
+    }
+
+    /// The store key of cache key `key`.
+    fn store_key(key: u64) -> Vec<u8> {
+        let depth = (key >> 60) as usize;
+        let path = (0..depth).map(|i| (key >> (56 - 4 * i)) as u8 & 0x0f);
+        std::iter::once(crate::ACCOUNT_TRIE).chain(path).collect()
     }
 
     /// [`NodeCache::set`] by cache key, for a value read from the store and taken over.
@@ -251,8 +266,8 @@ impl CacheWarmer<'_> {
 #[derive(Default)]
 pub struct WriteBack {
     layers: Layers,
-    /// The latest write of every buffered key (`None`: deleted), shared with its block's layer.
-    merged: HashMap<Vec<u8>, Option<SharedRlp>>,
+    /// The latest write of every buffered key, shared with its block's layer.
+    merged: Latest,
     /// Storage tries wiped while buffering (their key prefixes): the store's keys under them
     /// read as absent unless `merged` holds a later write.
     wiped: HashSet<Vec<u8>>,
@@ -260,6 +275,58 @@ pub struct WriteBack {
     bytes: usize,
     /// Stored account-trie nodes, read before the store (under `merged`).
     cache: NodeCache,
+}
+
+/// The latest write of every buffered key (`None`: deleted). Account-trie nodes, which every
+/// read of the writer's view looks up first and every block rewrites thousands of, are kept by
+/// their cache key ([`NodeCache::key`]): a lookup compares keys in the map's table, without
+/// following a pointer to a key elsewhere in memory. Other keys (storage tries) by store key.
+#[derive(Default)]
+struct Latest {
+    account: HashMap<u64, Option<SharedRlp>>,
+    other: HashMap<Vec<u8>, Option<SharedRlp>>,
+}
+
+impl Latest {
+    /// The latest write of `key` (whose cache key is `cached`), if buffered.
+    fn get(&self, key: &[u8], cached: Option<u64>) -> Option<&Option<SharedRlp>> {
+        match cached {
+            Some(cached) => self.account.get(&cached),
+            None => self.other.get(key),
+        }
+    }
+
+    /// `value` is the latest write of `key`. Nodes near the root are rewritten by every block:
+    /// their entry is reused.
+    fn set(&mut self, key: &[u8], value: &Option<SharedRlp>) {
+        let latest = match NodeCache::key(key) {
+            Some(cached) => self.account.entry(cached).or_default(),
+            None => match self.other.get_mut(key) {
+                Some(latest) => latest,
+                None => self.other.entry(key.to_vec()).or_default(),
+            },
+        };
+        latest.clone_from(value);
+    }
+
+    fn len(&self) -> usize {
+        self.account.len() + self.other.len()
+    }
+
+    /// Every buffered key (as stored) and its latest write, in key order.
+    fn sorted(&self) -> Vec<(Cow<'_, [u8]>, &Option<SharedRlp>)> {
+        let account = self
+            .account
+            .iter()
+            .map(|(&cached, value)| (Cow::Owned(NodeCache::store_key(cached)), value));
+        let other = self
+            .other
+            .iter()
+            .map(|(key, value)| (Cow::Borrowed(&key[..]), value));
+        let mut entries: Vec<_> = account.chain(other).collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
+    }
 }
 
 /// The writer's view: the merged writes over the cached and stored trie. Nodes read from the
@@ -272,14 +339,15 @@ struct Merged<'a, B: ?Sized> {
 
 impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        if let Some(value) = self.buffer.merged.get(key) {
+        let cached = NodeCache::key(key);
+        if let Some(value) = self.buffer.merged.get(key, cached) {
             return Ok(value.as_deref().cloned());
         }
         if wiped_in(&self.buffer.wiped, key) {
             return Ok(None);
         }
         let cache = &self.buffer.cache;
-        let cached = (cache.budget > 0).then(|| NodeCache::key(key)).flatten();
+        let cached = cached.filter(|_| cache.budget > 0);
         if let Some(cached) = cached {
             if let Some(value) = cache.nodes.get(&cached) {
                 return Ok(Some(value.to_vec()));
@@ -367,17 +435,12 @@ impl WriteBack {
         if !writes.wiped().is_empty() {
             let wiped: HashSet<Vec<u8>> = writes.wiped().iter().cloned().collect();
             debug_assert!(wiped.iter().all(|p| storage_trie_of(p) == Some(p)));
-            self.merged.retain(|k, _| !wiped_in(&wiped, k));
+            // Only storage tries are wiped: their keys are not account-trie keys.
+            self.merged.other.retain(|k, _| !wiped_in(&wiped, k));
             self.wiped.extend(wiped);
         }
         for (key, value) in writes.entries() {
-            // Nodes near the root are rewritten by every block: their key is reused.
-            match self.merged.get_mut(key) {
-                Some(merged) => merged.clone_from(value),
-                None => {
-                    self.merged.insert(key.clone(), value.clone());
-                }
-            }
+            self.merged.set(key, value);
         }
         self.bytes += bytes;
         self.layers.0.push(Arc::new(writes));
@@ -394,12 +457,10 @@ impl WriteBack {
         for prefix in &self.wiped {
             store.delete_prefix(prefix)?;
         }
-        let mut entries: Vec<_> = self.merged.iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (key, value) in entries {
+        for (key, value) in self.merged.sorted() {
             match value {
-                Some(value) => store.put(key, value)?,
-                None => store.delete(key)?,
+                Some(value) => store.put(&key, value)?,
+                None => store.delete(&key)?,
             }
         }
         match block {
@@ -416,8 +477,9 @@ impl WriteBack {
             block.writes
         });
         // Storage tries are not cached, so their wiped prefixes cover no cached node.
-        for (key, value) in &self.merged {
-            self.cache.set(key, value.as_deref().map(Vec::as_slice));
+        for (&key, value) in &self.merged.account {
+            self.cache
+                .set_cached(key, value.as_deref().map(Vec::as_slice));
         }
         for (key, value) in block.iter().flat_map(OverlayWrites::entries) {
             self.cache.set(key, value.as_deref().map(Vec::as_slice));
@@ -563,21 +625,14 @@ mod tests {
         }
     }
 
-    /// The store key of cache key `key`.
-    fn store_key(key: u64) -> Vec<u8> {
-        let depth = (key >> 60) as usize;
-        let path = (0..depth).map(|i| (key >> (56 - 4 * i)) as u8 & 0x0f);
-        std::iter::once(crate::ACCOUNT_TRIE).chain(path).collect()
-    }
-
     /// Every cached node is the store's value of its key unless the buffer wrote the key, no
     /// leaf is cached below the shallow levels, and the cache's byte counts are its nodes'.
     fn assert_cache_is_stored(buffer: &WriteBack, store: &MemoryTrieStore) {
         let (mut shallow, mut deep) = (0, 0);
         for (&cached, value) in &buffer.cache.nodes {
-            let key = store_key(cached);
+            let key = NodeCache::store_key(cached);
             assert_eq!(NodeCache::key(&key), Some(cached));
-            if !buffer.merged.contains_key(&key) {
+            if buffer.merged.get(&key, Some(cached)).is_none() {
                 assert_eq!(
                     store.get(&key).unwrap().as_deref(),
                     Some(&value[..]),
@@ -670,7 +725,12 @@ mod tests {
             warmer.take(path, &branch);
         }
         warmer.take(&key(&[3, 3, 3, 3, 3, 3]), &leaf);
-        let mut cached: Vec<_> = buffer.cache.nodes.keys().map(|&k| store_key(k)).collect();
+        let mut cached: Vec<_> = buffer
+            .cache
+            .nodes
+            .keys()
+            .map(|&k| NodeCache::store_key(k))
+            .collect();
         cached.sort();
         assert_eq!(cached, [scan[0].clone(), scan[1].clone(), scan[4].clone()]);
         assert_eq!(buffer.cache.deep, 2 * NodeCache::cost(&branch));
