@@ -44,10 +44,10 @@ const TRIE_CACHE_MAX_BYTES: usize = 48 * 1024 * 1024;
 /// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages. Of the default
 /// 256 MiB, a quarter and at most what the four levels below the root take (48 MiB): a block
 /// reads about a thousand of them at random, and redb would keep a 4 KiB page for each (what
-/// they leave takes a few MiB of the deeper branches). Of what
-/// `--db-cache-size` gives beyond the default, three quarters: the trie's deeper branches, which
-/// a block reads at random in a state too large for redb's pages to cover (about 650 MiB of
-/// them at ten million accounts), are worth more there than the same memory in pages.
+/// they leave takes a few MiB of the deeper branches). Of what `--db-cache-size` gives beyond
+/// the default, three quarters: the trie's deeper branches, which a block reads at random in a
+/// state too large for redb's pages to cover (about 650 MiB of them at ten million accounts),
+/// are worth more there than the same memory in pages.
 pub fn trie_cache_bytes(db_cache_bytes: usize) -> usize {
     (db_cache_bytes / 4).min(TRIE_CACHE_MAX_BYTES)
         + db_cache_bytes.saturating_sub(DEFAULT_DB_CACHE_BYTES) / 4 * 3

@@ -174,12 +174,8 @@ fn account_updates<S: TrieStore + ?Sized>(
                 // leaves are then recognised by hash rather than read. The account's leaf held
                 // the storage root stored now.
                 let hinted = !change.storage_wiped && storage_changed != Some(*hashed);
+                let hints: &[(U256, U256)] = if hinted { &change.storage_before } else { &[] };
                 let slot_before = |slot: &U256| {
-                    let hints = if hinted {
-                        &change.storage_before[..]
-                    } else {
-                        &[]
-                    };
                     let i = hints.binary_search_by_key(slot, |(s, _)| *s).ok()?;
                     Some(hints[i].1).filter(|value| !value.is_zero())
                 };

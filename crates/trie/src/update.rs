@@ -35,9 +35,8 @@ pub(crate) struct Value {
     /// below), so the storage trie's root is never read for it.
     keep_storage_root: bool,
     /// What the key's leaf holds now, when the caller knows it (the account or slot before the
-    /// block):
-    /// a parent's reference to that leaf is then recognised by its hash and the leaf is not read
-    /// from the store. A wrong guess costs one hash, and the leaf is read as without one.
+    /// block): a parent's reference to that leaf is then recognised by its hash and the leaf is
+    /// not read from the store. A wrong guess costs one hash, and the leaf is read as without one.
     current: Option<Vec<u8>>,
 }
 
