@@ -2,6 +2,8 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use alloy_primitives::map::HashMap;
+
 use redb::ReadableTable;
 
 use super::TrieError;
@@ -151,9 +153,8 @@ pub struct OverlayTrie<'a> {
     base: &'a dyn TrieStore,
     writes: OverlayWrites,
     /// Overlays put over this one and not merged into `writes` yet, oldest first (none wipes
-    /// anything): a block's sixteen subtries are merged in one sort once they are all in,
-    /// rather than by rebuilding the map for each.
-    pending: Vec<BTreeMap<Vec<u8>, Option<SharedRlp>>>,
+    /// anything): a block's sixteen subtries are read where they are until the next write.
+    pending: Vec<HashMap<Vec<u8>, Option<SharedRlp>>>,
 }
 
 impl<'a> OverlayTrie<'a> {
@@ -163,7 +164,7 @@ impl<'a> OverlayTrie<'a> {
             base,
             writes: OverlayWrites {
                 wiped: Vec::new(),
-                writes: BTreeMap::new(),
+                writes: HashMap::default(),
             },
             pending: Vec::new(),
         }
@@ -175,26 +176,13 @@ impl<'a> OverlayTrie<'a> {
         self.writes
     }
 
-    /// Merges the pending overlays into `writes`, the latest write of a key winning: one stable
-    /// sort of everything, then the last of equal keys kept.
+    /// Merges the pending overlays into `writes`, the latest write of a key winning.
     fn merge_pending(&mut self) {
-        if self.pending.is_empty() {
-            return;
+        let more = self.pending.iter().map(HashMap::len).sum();
+        self.writes.writes.reserve(more);
+        for writes in self.pending.drain(..) {
+            self.writes.writes.extend(writes);
         }
-        let mut all: Vec<_> = std::mem::take(&mut self.writes.writes)
-            .into_iter()
-            .chain(self.pending.drain(..).flatten())
-            .collect();
-        all.sort_by(|(a, _), (b, _)| a.cmp(b));
-        // `dedup_by` keeps the first of a run: it takes the later value as it goes.
-        all.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                std::mem::swap(&mut later.1, &mut kept.1);
-            }
-            same
-        });
-        self.writes.writes = all.into_iter().collect();
     }
 }
 
@@ -206,7 +194,10 @@ pub(crate) type SharedRlp = Arc<Vec<u8>>;
 pub struct OverlayWrites {
     /// Prefixes deleted in the overlay: the base's keys under them read as absent.
     wiped: Vec<Vec<u8>>,
-    writes: BTreeMap<Vec<u8>, Option<SharedRlp>>,
+    /// By key, unordered: a block's update reads and writes each of its thousands of nodes
+    /// here, and a hash lookup costs a fraction of a B-tree's key comparisons (profiled: the
+    /// comparisons were a tenth of the update's CPU). Writing out sorts them once.
+    writes: HashMap<Vec<u8>, Option<SharedRlp>>,
 }
 
 impl OverlayWrites {
@@ -227,7 +218,7 @@ impl OverlayWrites {
         &self.wiped
     }
 
-    /// Every written key (`None`: deleted), in key order.
+    /// Every written key (`None`: deleted), in no particular order.
     pub(crate) fn entries(&self) -> impl Iterator<Item = (&Vec<u8>, &Option<SharedRlp>)> {
         self.writes.iter()
     }
@@ -242,12 +233,14 @@ impl OverlayWrites {
     }
 
     /// Replay on `store`: the wiped prefixes first (the writes under them came after the wipe),
-    /// then every write in key order.
+    /// then every write in key order (a B-tree store writes sorted keys fastest).
     pub(crate) fn write_to<S: TrieStore + ?Sized>(&self, store: &mut S) -> Result<(), TrieError> {
         for prefix in &self.wiped {
             store.delete_prefix(prefix)?;
         }
-        for (key, value) in &self.writes {
+        let mut sorted: Vec<_> = self.writes.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (key, value) in sorted {
             match value {
                 Some(value) => store.put(key, value)?,
                 None => store.delete(key)?,
