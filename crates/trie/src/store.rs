@@ -383,6 +383,44 @@ pub(crate) mod tests {
         assert_eq!(writes.wiped(), [vec![9u8]]);
     }
 
+    /// Records the order of the writes it gets.
+    #[derive(Default)]
+    struct Recorder(Vec<Vec<u8>>);
+
+    impl TrieStore for Recorder {
+        fn get(&self, _key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
+            Ok(None)
+        }
+        fn put(&mut self, key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
+            self.0.push(key.to_vec());
+            Ok(())
+        }
+        fn delete(&mut self, key: &[u8]) -> Result<(), TrieError> {
+            self.0.push(key.to_vec());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn overlay_writes_reach_a_store_in_key_order() {
+        let base = MemoryTrieStore::new();
+        let mut overlay = OverlayTrie::new(&base);
+        let mut keys: Vec<Vec<u8>> = (0..200u32)
+            .map(|i| i.wrapping_mul(2_654_435_761).to_be_bytes().to_vec())
+            .collect();
+        for (i, key) in keys.iter().enumerate() {
+            if i % 7 == 0 {
+                overlay.delete(key).unwrap();
+            } else {
+                overlay.put(key, b"v").unwrap();
+            }
+        }
+        let mut store = Recorder::default();
+        store.put_overlay(overlay.into_writes()).unwrap();
+        keys.sort();
+        assert_eq!(store.0, keys);
+    }
+
     #[test]
     fn memory_store_delete_prefix_removes_only_prefixed_keys() {
         let mut store = MemoryTrieStore::new();
