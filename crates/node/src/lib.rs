@@ -36,13 +36,27 @@ pub const ALLOCATOR_PURGE_DELAY_MS: std::ffi::c_long = 10_000;
 /// `libmimalloc-sys` builds, and of mimalloc 2).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Sets mimalloc's options for a node ([`ALLOCATOR_PURGE_DELAY_MS`]). Binaries whose global
-/// allocator is mimalloc call it first thing in `main`; with another allocator it does nothing
-/// that matters.
+/// Sets mimalloc's options for a node ([`ALLOCATOR_PURGE_DELAY_MS`]) and, on Linux, turns
+/// transparent huge pages off for the process. Binaries whose global allocator is mimalloc call
+/// it first thing in `main`; with another allocator the purge delay does nothing that matters.
+///
+/// mimalloc asks for huge pages for its arenas, so memory it takes back into use after giving it
+/// back faults in 2 MiB at a time, each zeroed whole however little of it is used: in a profile
+/// of the snapshot bench's full sync (1M accounts) the kernel's zeroing of huge pages was 15% of
+/// the node's CPU, and 0.3% with huge pages off (resident memory 1.42 GB against 1.46 GB). In
+/// alternating runs the sync took 46.9, 45.2, 46.2 and 44.2 s with them off against 49.3, 47.5
+/// and 45.0 s, and the state-root bench at ten million accounts was unchanged (8.96 ms against
+/// 9.04 ms).
 pub fn tune_allocator() {
     // SAFETY: mi_option_set stores an integer option; the option index is a valid one.
     unsafe {
         libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, ALLOCATOR_PURGE_DELAY_MS);
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE only sets a flag of the calling process (which its children
+    // inherit); it reads no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 
