@@ -30,27 +30,41 @@ use redb::ReadableTable;
 pub use karma::{LedgerAt, LedgerRecord};
 use tables::*;
 
-/// Database cache: 256 MiB keeps the hot trie paths and recent blocks in memory on a 24 GiB
-/// machine without starving the OS page cache (`--db-cache-size` changes it). redb's page cache
-/// takes most of it, the trie's clean node cache the rest ([`trie_cache_bytes`]).
-pub const DEFAULT_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+/// Database cache: 1 GiB, geth's default `--cache`. It is a ceiling, not an allocation: redb's
+/// pages and the trie's nodes are cached as they are read, so a small chain uses a few MiB of it.
+/// A state of ten million accounts fills it: the account trie's branches then stay in memory and
+/// a block of a thousand accounts reads the store about 380 times instead of about 1,950 (with
+/// 256 MiB), which keeps its state root under 10 ms on two cores (`--bench state_root`).
+/// `--db-cache-size` changes it; how it is split: [`trie_cache_bytes`].
+pub const DEFAULT_DB_CACHE_BYTES: usize = 1024 * 1024 * 1024;
 
-/// Most of the default database cache the trie's node cache takes: the account trie's four levels
+/// The first part of any database cache, split between redb's pages and the trie's upper levels
+/// ([`trie_cache_bytes`]).
+const BASE_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+
+/// Most of [`BASE_DB_CACHE_BYTES`] the trie's node cache takes: the account trie's four levels
 /// below the root, 69,905 nodes at most whatever the state's size, each a branch of up to 532
 /// bytes with the map's slot.
 const TRIE_CACHE_MAX_BYTES: usize = 48 * 1024 * 1024;
 
 /// The part of the database cache that keeps account-trie nodes
-/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages. Of the default
+/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages. Of the first
 /// 256 MiB, a quarter and at most what the four levels below the root take (48 MiB): a block
-/// reads about a thousand of them at random, and redb would keep a 4 KiB page for each (what
-/// they leave takes a few MiB of the deeper branches). Of what `--db-cache-size` gives beyond
-/// the default, three quarters: the trie's deeper branches, which a block reads at random in a
-/// state too large for redb's pages to cover (about 650 MiB of them at ten million accounts),
-/// are worth more there than the same memory in pages.
+/// reads about a thousand of them at random, and redb would keep a 4 KiB page for each. Of
+/// anything beyond, seven eighths: the trie's deeper branches, which a block reads at random in
+/// a state too large for redb's pages to cover, are worth more there than the same memory in
+/// pages (at ten million accounts they take about 690 MiB, which the default's 720 MiB holds;
+/// with three quarters, 624 MiB, a block read the store 471 times instead of 379).
 pub fn trie_cache_bytes(db_cache_bytes: usize) -> usize {
     (db_cache_bytes / 4).min(TRIE_CACHE_MAX_BYTES)
-        + db_cache_bytes.saturating_sub(DEFAULT_DB_CACHE_BYTES) / 4 * 3
+        + db_cache_bytes.saturating_sub(BASE_DB_CACHE_BYTES) / 8 * 7
+}
+
+/// Whether a database opened with `db_cache_bytes` of cache reads the stored account trie into
+/// the trie's node cache ([`Storage::open_with_cache`]): when the cache has room beyond the
+/// four levels below the root.
+pub fn warms_trie_cache(db_cache_bytes: usize) -> bool {
+    trie_cache_bytes(db_cache_bytes) > TRIE_CACHE_MAX_BYTES
 }
 
 /// Default `--rpc-eth-proof-window`: the tries of the last 128 blocks can be read (proofs,
@@ -249,7 +263,7 @@ impl Storage {
         };
         storage.create_tables()?;
         storage.rebuild_trie_buffer()?;
-        if trie_cache > TRIE_CACHE_MAX_BYTES {
+        if warms_trie_cache(cache_bytes) {
             storage.warm_trie_cache()?;
         }
         Ok(storage)
@@ -540,4 +554,28 @@ fn receipts_in(
         .get(number)?
         .map(|v| codec::decode_receipts(v.value()))
         .transpose()
+}
+
+#[cfg(test)]
+mod cache_split_tests {
+    use super::*;
+
+    #[test]
+    fn the_database_cache_splits_between_pages_and_the_trie_node_cache() {
+        const MIB: usize = 1 << 20;
+        // A small cache: a quarter for the upper levels, nothing read in when opening.
+        assert_eq!(trie_cache_bytes(16 * MIB), 4 * MIB);
+        assert!(!warms_trie_cache(16 * MIB));
+        // The first 256 MiB: the upper levels' 48 MiB, the rest redb's.
+        assert_eq!(trie_cache_bytes(BASE_DB_CACHE_BYTES), 48 * MIB);
+        assert!(!warms_trie_cache(BASE_DB_CACHE_BYTES));
+        // The default: seven eighths of what is beyond, room for the branches of ten million
+        // accounts (about 690 MiB), read in when opening; redb keeps 304 MiB.
+        assert_eq!(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), 720 * MIB);
+        assert!(warms_trie_cache(DEFAULT_DB_CACHE_BYTES));
+        assert_eq!(
+            DEFAULT_DB_CACHE_BYTES - trie_cache_bytes(DEFAULT_DB_CACHE_BYTES),
+            304 * MIB
+        );
+    }
 }

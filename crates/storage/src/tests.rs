@@ -953,11 +953,9 @@ fn buffered_trie_writes_are_rebuilt_after_a_restart() {
     let s = Storage::open(&path).unwrap();
     let expected = direct.header(49).unwrap().unwrap().state_root;
     assert_eq!(root_at(&s, 49), expected);
-    // Opened with more than the default cache, the node cache is read from the stored trie (a
-    // trie of 23 accounts: every node of it, none deeper than the four levels it keeps whole)
-    // and the blocks after go on from it.
-    drop(s);
-    let s = Storage::open_with_cache(&path, 2 * DEFAULT_DB_CACHE_BYTES).unwrap();
+    // Opened with the default cache, which has room beyond the four levels below the root, the
+    // node cache is read from the stored trie (a trie of 23 accounts: every node of it, none
+    // deeper than the four levels it keeps whole) and the blocks after go on from it.
     let account_nodes = {
         let tx = s.db.begin_read().unwrap();
         let nodes = tx.open_table(TRIE_NODES).unwrap();

@@ -296,10 +296,11 @@ impl Storage {
     }
 
     /// Reads the stored account trie into the trie's node cache, as far as its budget goes (the
-    /// shallowest levels that fit): with more than the default database cache, the cache has
-    /// room for the branches below the upper levels, which a node that has run a while holds and
-    /// which would otherwise come in a read at a time over thousands of blocks. One scan in key
-    /// order: about a second a million accounts, when the database opens.
+    /// shallowest levels that fit): with a database cache that has room beyond the upper levels
+    /// ([`crate::warms_trie_cache`], the default has), the node cache takes the branches below
+    /// them, which a node that has run a while holds and which would otherwise come in a read at a
+    /// time over thousands of blocks. One scan in key order: about a second a million accounts,
+    /// when the database opens.
     pub(crate) fn warm_trie_cache(&self) -> Result<(), StorageError> {
         let started = std::time::Instant::now();
         let tx = redb::ReadableDatabase::begin_read(&*self.db)?;
