@@ -337,22 +337,29 @@ struct Merged<'a, B: ?Sized> {
     read: Mutex<Vec<(u64, Vec<u8>)>>,
 }
 
+impl<B: ?Sized> Merged<'_, B> {
+    /// The value of `key` (whose cache key is `cached`) in the buffer or the node cache
+    /// (`Some(None)`: deleted or wiped), `None` when only the store knows it.
+    fn held(&self, key: &[u8], cached: Option<u64>) -> Option<Option<Vec<u8>>> {
+        if let Some(value) = self.buffer.merged.get(key, cached) {
+            return Some(value.as_deref().cloned());
+        }
+        if wiped_in(&self.buffer.wiped, key) {
+            return Some(None);
+        }
+        let value = self.buffer.cache.nodes.get(&cached?)?;
+        Some(Some(value.to_vec()))
+    }
+}
+
 impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
         let cached = NodeCache::key(key);
-        if let Some(value) = self.buffer.merged.get(key, cached) {
-            return Ok(value.as_deref().cloned());
-        }
-        if wiped_in(&self.buffer.wiped, key) {
-            return Ok(None);
+        if let Some(value) = self.held(key, cached) {
+            return Ok(value);
         }
         let cache = &self.buffer.cache;
         let cached = cached.filter(|_| cache.budget > 0);
-        if let Some(cached) = cached {
-            if let Some(value) = cache.nodes.get(&cached) {
-                return Ok(Some(value.to_vec()));
-            }
-        }
         let value = self.store.get(key)?;
         // Only what the cache would take is noted (nothing once it is full).
         if let (Some(cached), Some(value)) = (cached, &value) {
@@ -362,6 +369,10 @@ impl<B: TrieStore + ?Sized> TrieStore for Merged<'_, B> {
             }
         }
         Ok(value)
+    }
+
+    fn get_in_memory(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.held(key, NodeCache::key(key)).flatten()
     }
 }
 

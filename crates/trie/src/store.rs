@@ -14,6 +14,12 @@ use super::TrieError;
 pub trait TrieStore {
     /// The value stored under `key`, if any.
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError>;
+    /// The value under `key` when the store holds it in memory; `None` when it would have to be
+    /// read from disk, or is absent. A block's update looks here before it recognises an
+    /// account's leaf by its hash: a node at hand needs no guess, and every guess costs a hash.
+    fn get_in_memory(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
     /// Store `value` under `key`, replacing any previous value.
     fn put(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), TrieError> {
         Err(TrieError::ReadOnly)
@@ -250,14 +256,28 @@ impl OverlayWrites {
     }
 }
 
+impl OverlayTrie<'_> {
+    /// The overlay's value of `key` (`Some(None)`: deleted), `None` when it is the base's.
+    fn written(&self, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        match self.pending.iter().rev().find_map(|p| p.get(key)) {
+            Some(found) => Some(found.as_deref().cloned()),
+            None => self.writes.get(key),
+        }
+    }
+}
+
 impl TrieStore for OverlayTrie<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        if let Some(found) = self.pending.iter().rev().find_map(|p| p.get(key)) {
-            return Ok(found.as_deref().cloned());
-        }
-        match self.writes.get(key) {
+        match self.written(key) {
             Some(found) => Ok(found),
             None => self.base.get(key),
+        }
+    }
+
+    fn get_in_memory(&self, key: &[u8]) -> Option<Vec<u8>> {
+        match self.written(key) {
+            Some(found) => found,
+            None => self.base.get_in_memory(key),
         }
     }
 

@@ -231,6 +231,25 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))
     }
 
+    /// The node at `path`, which its parent references as `child`, above `updates`: as held in
+    /// memory; else the one update's leaf when `child` is its hash ([`recognised_leaf`]); else
+    /// as stored. Asking memory first spares the guess's hash wherever the node is a branch at
+    /// hand: an account's single update reaches its leaf through two or three such branches.
+    fn load_child(
+        &self,
+        child: &RlpNode,
+        path: &Nibbles,
+        updates: &[Update],
+    ) -> Result<Node, TrieError> {
+        if let Some(rlp) = self.store.get_in_memory(&node_key(self.prefix, path)) {
+            return Node::decode(&rlp);
+        }
+        match recognised_leaf(child, path, updates) {
+            Some(leaf) => Ok(leaf),
+            None => self.load_existing(path),
+        }
+    }
+
     fn put(&mut self, path: &Nibbles, rlp: Vec<u8>) -> Result<(), TrieError> {
         self.store.put_owned(&node_key(self.prefix, path), rlp)
     }
@@ -391,10 +410,7 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             let existed = children[nibble as usize].is_some();
             let existing = match &children[nibble as usize] {
                 None => None,
-                Some(child) => Some(match recognised_leaf(child, &child_path, group) {
-                    Some(leaf) => leaf,
-                    None => self.load_existing(&child_path)?,
-                }),
+                Some(child) => Some(self.load_child(child, &child_path, group)?),
             };
             let node = self.update(child_path, existing, group)?;
             updated.push(Child {
