@@ -34,7 +34,8 @@ use tables::*;
 /// pages and the trie's nodes are cached as they are read, so a small chain uses a few MiB of it.
 /// A state of ten million accounts fills it: the account trie's branches then stay in memory and
 /// a block of a thousand accounts reads the store about 380 times instead of about 1,950 (with
-/// 256 MiB), which keeps its state root under 10 ms on two cores (`--bench state_root`).
+/// 256 MiB), which brings its state root from 12-14 ms to 9-10 ms on two cores
+/// (`--bench state_root`).
 /// `--db-cache-size` changes it; how it is split: [`trie_cache_bytes`].
 pub const DEFAULT_DB_CACHE_BYTES: usize = 1024 * 1024 * 1024;
 
