@@ -31,7 +31,8 @@ pub use karma::{LedgerAt, LedgerRecord};
 use tables::*;
 
 /// Database cache: 1 GiB, geth's default `--cache`. It is a ceiling, not an allocation: redb's
-/// pages and the trie's nodes are cached as they are read, so a small chain uses a few MiB of it.
+/// pages and the trie's nodes are cached as they are read and written, so a node uses no more
+/// of it than its database holds.
 /// A state of ten million accounts fills it: the account trie's branches then stay in memory and
 /// a block of a thousand accounts reads the store about 380 times instead of about 1,950 (with
 /// 256 MiB), which brings its state root from 12-14 ms to 9-10 ms on two cores
