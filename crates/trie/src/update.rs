@@ -140,20 +140,28 @@ pub(crate) fn by_nibble(depth: usize, updates: &[Update]) -> impl Iterator<Item 
         .map(move |group| (group[0].0.get_unchecked(depth), group))
 }
 
-/// The leaf at `path` that its parent references as `child`, when the one update below `path`
-/// knows what the key's leaf holds now and the reference is that leaf's: the store need not be
-/// read. A wrong guess costs one hash of the leaf.
-fn recognised_leaf(child: &RlpNode, path: &Nibbles, group: &[Update]) -> Option<Node> {
-    let [(
-        key,
-        Some(Value {
-            current: Some(current),
-            ..
-        }),
-    )] = group
-    else {
-        return None;
-    };
+/// The key and current leaf value of the one update in `group`, when it knows what the key's leaf
+/// holds now: a parent's reference may then be recognised as that leaf ([`recognised_leaf`]).
+fn known_leaf(group: &[Update]) -> Option<(&Nibbles, &Vec<u8>)> {
+    match group {
+        [(
+            key,
+            Some(Value {
+                current: Some(current),
+                ..
+            }),
+        )] => Some((key, current)),
+        _ => None,
+    }
+}
+
+/// The leaf at `path` that its parent references as `child`, when that is the leaf of `key`
+/// holding `current`: the store need not be read. A wrong guess costs one hash of the leaf.
+fn recognised_leaf(
+    child: &RlpNode,
+    path: &Nibbles,
+    (key, current): (&Nibbles, &Vec<u8>),
+) -> Option<Node> {
     let key = key.slice(path.len()..);
     let mut rlp = Vec::new();
     let node_ref = LeafNodeRef::new(&key, current).rlp(&mut rlp);
@@ -231,23 +239,26 @@ impl<'a, S: TrieStore + ?Sized> TrieUpdater<'a, S> {
             .ok_or_else(|| TrieError::Corrupt(format!("missing trie node at path {path:?}")))
     }
 
-    /// The node at `path`, which its parent references as `child`, above `updates`: as held in
-    /// memory; else the one update's leaf when `child` is its hash ([`recognised_leaf`]); else
-    /// as stored. Asking memory first spares the guess's hash wherever the node is a branch at
-    /// hand: an account's single update reaches its leaf through two or three such branches.
+    /// The node at `path`, which its parent references as `child`, above `updates`. When the
+    /// one update knows its current leaf ([`known_leaf`]): as held in memory, else that leaf if
+    /// `child` is its hash, else as stored. Asking memory first spares the guess's hash wherever
+    /// the node is a branch at hand: an account's single update reaches its leaf through two or
+    /// three such branches. Otherwise as read.
     fn load_child(
         &self,
         child: &RlpNode,
         path: &Nibbles,
         updates: &[Update],
     ) -> Result<Node, TrieError> {
-        if let Some(rlp) = self.store.get_in_memory(&node_key(self.prefix, path)) {
-            return Node::decode(&rlp);
+        if let Some(leaf) = known_leaf(updates) {
+            if let Some(rlp) = self.store.get_in_memory(&node_key(self.prefix, path)) {
+                return Node::decode(&rlp);
+            }
+            if let Some(leaf) = recognised_leaf(child, path, leaf) {
+                return Ok(leaf);
+            }
         }
-        match recognised_leaf(child, path, updates) {
-            Some(leaf) => Ok(leaf),
-            None => self.load_existing(path),
-        }
+        self.load_existing(path)
     }
 
     fn put(&mut self, path: &Nibbles, rlp: Vec<u8>) -> Result<(), TrieError> {
