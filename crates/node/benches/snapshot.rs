@@ -6,9 +6,10 @@
 //!
 //! `cargo bench -p l2node-node --bench snapshot` (env: BENCH_SNAPSHOT_ACCOUNTS, default
 //! 1,000,000; BENCH_TXS_PER_BLOCK, default 1,400; BENCH_SNAPSHOT_FULL=1 also times a follower
-//! that executes every block instead, for comparison; BENCH_DB_CACHE_MIB, the page cache of
-//! both nodes, default the node's 256; BENCH_SNAPSHOT_DIR keeps the sequencer's chain there for
-//! later runs with the same accounts and block size, which then skip its minutes of signing).
+//! that executes every block instead, for comparison; BENCH_DB_CACHE_MIB, the database cache
+//! (`--db-cache-size`) of both nodes, default the node's; BENCH_SNAPSHOT_DIR keeps the
+//! sequencer's chain there for later runs with the same accounts and block size, which then skip
+//! its minutes of signing; RUST_LOG, the nodes' logs).
 
 use std::{
     sync::Arc,
@@ -82,6 +83,12 @@ async fn follow(
 
 fn main() {
     l2node_node::tune_allocator();
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let accounts = env_or("BENCH_SNAPSHOT_ACCOUNTS", 1_000_000);
     let per_block = env_or("BENCH_TXS_PER_BLOCK", 1_400).max(1);
     let temp = tempfile::tempdir().unwrap();

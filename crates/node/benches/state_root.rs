@@ -16,9 +16,9 @@
 //! every size. Each change says what its account (and a contract's slots) held before the
 //! block, as the node's do (`TRIE_BENCH_BEFORE=0` leaves that out). A block changes 700 or 900
 //! accounts' balances and nonces, three storage slots of each of 100 contracts, and (in the
-//! redb groups) creates 200 accounts. With more than the node's default database cache
-//! (`TRIE_BENCH_DB_CACHE_MIB`), the node cache is read from the stored trie first, as the node
-//! does when it opens.
+//! redb groups) creates 200 accounts. When the database cache (`TRIE_BENCH_DB_CACHE_MIB`, by
+//! default the node's) has room beyond the trie's upper levels, the node cache is read from the
+//! stored trie first, as the node does when it opens.
 
 use std::{
     cell::Cell,

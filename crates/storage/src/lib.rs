@@ -30,43 +30,49 @@ use redb::ReadableTable;
 pub use karma::{LedgerAt, LedgerRecord};
 use tables::*;
 
-/// Database cache: 1 GiB, geth's default `--cache`. It is a ceiling, not an allocation: redb's
-/// pages and the trie's nodes are cached as they are read and written, so a node uses no more
-/// of it than its database holds.
+/// Database cache: 1 GiB, geth's default `--cache`. It is a ceiling, not an allocation: the
+/// trie's nodes are cached as they are read, so a node uses no more of it than its trie holds.
 /// A state of ten million accounts fills it: the account trie's branches then stay in memory and
 /// a block of a thousand accounts reads the store about 380 times instead of about 1,950 (with
 /// 256 MiB), which brings its state root from 12-14 ms to 9-10 ms on two cores
 /// (`--bench state_root`).
-/// `--db-cache-size` changes it; how it is split: [`trie_cache_bytes`].
+/// `--db-cache-size` changes it; how it is split: [`page_cache_bytes`].
 pub const DEFAULT_DB_CACHE_BYTES: usize = 1024 * 1024 * 1024;
 
-/// The first part of any database cache, split between redb's pages and the trie's upper levels
-/// ([`trie_cache_bytes`]).
-const BASE_DB_CACHE_BYTES: usize = 256 * 1024 * 1024;
+/// Most of the database cache redb's own page cache takes. The node reads the file through a
+/// memory map (`backend.rs`), so a page redb's cache misses is copied from the OS page cache,
+/// not read from the disk, and redb's cache is a second copy of pages the OS keeps anyway. redb
+/// also moves every page a commit writes into it: a larger cache fills with what the chain
+/// writes and grows with the chain until it is full (about a megabyte a minute under the soak's
+/// load, `e2e/bench/soak.sh`). The follower's full sync of a million accounts was no slower
+/// with 16 MiB than with 304 MiB (48.5-50.8 s against 52.6-56.0 s, `--bench snapshot`).
+const PAGE_CACHE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
-/// Most of [`BASE_DB_CACHE_BYTES`] the trie's node cache takes: the account trie's four levels
-/// below the root, 69,905 nodes at most whatever the state's size, each a branch of up to 532
-/// bytes with the map's slot.
-const TRIE_CACHE_MAX_BYTES: usize = 48 * 1024 * 1024;
+/// The account trie's four levels below the root: 69,905 nodes at most whatever the state's
+/// size, each a branch of up to 532 bytes with the map's slot. A node cache larger than this is
+/// read from the stored trie when the database opens ([`warms_trie_cache`]).
+const TRIE_UPPER_LEVELS_BYTES: usize = 48 * 1024 * 1024;
+
+/// The part of the database cache that is redb's page cache: three quarters of a small cache,
+/// at most [`PAGE_CACHE_MAX_BYTES`]. The rest keeps account-trie nodes
+/// ([`trie_cache_bytes`]), which a block reads at random: the four levels below the root first,
+/// then the deeper branches, the shallowest that fit (at ten million accounts the branches take
+/// about 690 MiB, which the default holds).
+pub fn page_cache_bytes(db_cache_bytes: usize) -> usize {
+    (db_cache_bytes / 4 * 3).min(PAGE_CACHE_MAX_BYTES)
+}
 
 /// The part of the database cache that keeps account-trie nodes
-/// (`l2node_trie::buffer::WriteBack::with_node_cache`) rather than redb's pages. Of the first
-/// 256 MiB, a quarter and at most what the four levels below the root take (48 MiB): a block
-/// reads about a thousand of them at random, and redb would keep a 4 KiB page for each. Of
-/// anything beyond, seven eighths: the trie's deeper branches, which a block reads at random in
-/// a state too large for redb's pages to cover, are worth more there than the same memory in
-/// pages (at ten million accounts they take about 690 MiB, which the default's 720 MiB holds;
-/// with three quarters, 624 MiB, a block read the store 471 times instead of 379).
+/// (`l2node_trie::buffer::WriteBack::with_node_cache`): all but [`page_cache_bytes`].
 pub fn trie_cache_bytes(db_cache_bytes: usize) -> usize {
-    (db_cache_bytes / 4).min(TRIE_CACHE_MAX_BYTES)
-        + db_cache_bytes.saturating_sub(BASE_DB_CACHE_BYTES) / 8 * 7
+    db_cache_bytes - page_cache_bytes(db_cache_bytes)
 }
 
 /// Whether a database opened with `db_cache_bytes` of cache reads the stored account trie into
 /// the trie's node cache ([`Storage::open_with_cache`]): when the cache has room beyond the
 /// four levels below the root.
 pub fn warms_trie_cache(db_cache_bytes: usize) -> bool {
-    trie_cache_bytes(db_cache_bytes) > TRIE_CACHE_MAX_BYTES
+    trie_cache_bytes(db_cache_bytes) > TRIE_UPPER_LEVELS_BYTES
 }
 
 /// Default `--rpc-eth-proof-window`: the tries of the last 128 blocks can be read (proofs,
@@ -255,7 +261,7 @@ impl Storage {
             std::fs::create_dir_all(parent)?;
         }
         let trie_cache = trie_cache_bytes(cache_bytes);
-        let db = open_database(path, cache_bytes - trie_cache)?;
+        let db = open_database(path, page_cache_bytes(cache_bytes))?;
         let storage = Self {
             db: Arc::new(db),
             snapshots: Arc::new(snapshot::Snapshots::new(trie_cache)),
@@ -566,18 +572,16 @@ mod cache_split_tests {
     fn the_database_cache_splits_between_pages_and_the_trie_node_cache() {
         const MIB: usize = 1 << 20;
         // A small cache: a quarter for the upper levels, nothing read in when opening.
+        assert_eq!(page_cache_bytes(16 * MIB), 12 * MIB);
         assert_eq!(trie_cache_bytes(16 * MIB), 4 * MIB);
         assert!(!warms_trie_cache(16 * MIB));
-        // The first 256 MiB: the upper levels' 48 MiB, the rest redb's.
-        assert_eq!(trie_cache_bytes(BASE_DB_CACHE_BYTES), 48 * MIB);
-        assert!(!warms_trie_cache(BASE_DB_CACHE_BYTES));
-        // The default: seven eighths of what is beyond, room for the branches of ten million
-        // accounts (about 690 MiB), read in when opening; redb keeps 304 MiB.
-        assert_eq!(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), 720 * MIB);
+        // Up to the upper levels and redb's most, nothing read in either.
+        assert_eq!(trie_cache_bytes(64 * MIB), 48 * MIB);
+        assert!(!warms_trie_cache(64 * MIB));
+        // The default: redb keeps 16 MiB, the trie's nodes the rest, room for the branches of
+        // ten million accounts (about 690 MiB), read in when opening.
+        assert_eq!(page_cache_bytes(DEFAULT_DB_CACHE_BYTES), 16 * MIB);
+        assert_eq!(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), 1008 * MIB);
         assert!(warms_trie_cache(DEFAULT_DB_CACHE_BYTES));
-        assert_eq!(
-            DEFAULT_DB_CACHE_BYTES - trie_cache_bytes(DEFAULT_DB_CACHE_BYTES),
-            304 * MIB
-        );
     }
 }

@@ -13,10 +13,11 @@ option_group! {
         /// DIR/follower; import: l2node-data].
         #[arg(long, value_name = "DIR")]
         pub data_path: Option<PathBuf>,
-        /// Database cache in bytes, a ceiling filled as the chain grows (the default is geth's
-        /// --cache): redb's pages, and for the state trie's nodes 48 MiB of the first 256 MiB
-        /// (the levels every block reads) plus seven eighths of the rest (its deeper branches,
-        /// read into memory when the node opens: about 690 MiB at ten million accounts).
+        /// Database cache in bytes, a ceiling filled as the state grows (the default is geth's
+        /// --cache): at most 16 MiB of redb's pages (the file is read through a memory map, so
+        /// the OS page cache holds the others), the rest for the state trie's nodes: the levels
+        /// every block reads, then its deeper branches, read into memory when the node opens
+        /// (about 690 MiB at ten million accounts).
         /// Devnet: each node has its own.
         #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_DB_CACHE_BYTES)]
         pub db_cache_size: usize,

@@ -32,7 +32,7 @@ pub(crate) fn open_with_window(dir: &std::path::Path, window: Option<u64>) -> Ch
     let spec = Arc::new(ChainSpec::from_genesis(dev_genesis(0)).unwrap());
     // BENCH_TRIE_BUFFER_BLOCKS=1 writes every block's trie with the block (no write-back).
     let trie_blocks = env_or("BENCH_TRIE_BUFFER_BLOCKS", DEFAULT_TRIE_BUFFER_BLOCKS);
-    // BENCH_DB_CACHE_MIB: the page cache `--db-cache-size` sets (default the node's).
+    // BENCH_DB_CACHE_MIB: the database cache `--db-cache-size` sets (default the node's).
     let cache = env_or("BENCH_DB_CACHE_MIB", DEFAULT_DB_CACHE_BYTES >> 20) << 20;
     let storage = Storage::open_with_cache(&dir.join("chain.redb"), cache)
         .unwrap()
