@@ -44,9 +44,11 @@ pub const DEFAULT_DB_CACHE_BYTES: usize = 1024 * 1024 * 1024;
 /// not read from the disk, and redb's cache is a second copy of pages the OS keeps anyway. redb
 /// also moves every page a commit writes into it: a larger cache fills with what the chain
 /// writes and grows with the chain until it is full (about a megabyte a minute under the soak's
-/// load, `e2e/bench/soak.sh`). The follower's full sync of a million accounts was no slower
-/// with 16 MiB than with 304 MiB (48.5-50.8 s against 52.6-56.0 s, `--bench snapshot`).
-const PAGE_CACHE_MAX_BYTES: usize = 16 * 1024 * 1024;
+/// load, `e2e/bench/soak.sh`); 8 MiB fill within minutes and hold the tables' upper pages. The
+/// follower's full sync of a million accounts was no slower with 8 or 16 MiB than with 304 MiB
+/// (51.5-53.8 s and 48.5-54.3 s against 44.4-56.0 s, medians 52.7, 50.2 and 53.3 s, `--bench
+/// snapshot`).
+const PAGE_CACHE_MAX_BYTES: usize = 8 * 1024 * 1024;
 
 /// The account trie's four levels below the root: 69,905 nodes at most whatever the state's
 /// size, each a branch of up to 532 bytes with the map's slot. A node cache larger than this is
@@ -572,16 +574,16 @@ mod cache_split_tests {
     fn the_database_cache_splits_between_pages_and_the_trie_node_cache() {
         const MIB: usize = 1 << 20;
         // A small cache: a quarter for the upper levels, nothing read in when opening.
-        assert_eq!(page_cache_bytes(16 * MIB), 12 * MIB);
-        assert_eq!(trie_cache_bytes(16 * MIB), 4 * MIB);
-        assert!(!warms_trie_cache(16 * MIB));
+        assert_eq!(page_cache_bytes(8 * MIB), 6 * MIB);
+        assert_eq!(trie_cache_bytes(8 * MIB), 2 * MIB);
+        assert!(!warms_trie_cache(8 * MIB));
         // Up to the upper levels and redb's most, nothing read in either.
-        assert_eq!(trie_cache_bytes(64 * MIB), 48 * MIB);
-        assert!(!warms_trie_cache(64 * MIB));
-        // The default: redb keeps 16 MiB, the trie's nodes the rest, room for the branches of
+        assert_eq!(trie_cache_bytes(56 * MIB), 48 * MIB);
+        assert!(!warms_trie_cache(56 * MIB));
+        // The default: redb keeps 8 MiB, the trie's nodes the rest, room for the branches of
         // ten million accounts (about 690 MiB), read in when opening.
-        assert_eq!(page_cache_bytes(DEFAULT_DB_CACHE_BYTES), 16 * MIB);
-        assert_eq!(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), 1008 * MIB);
+        assert_eq!(page_cache_bytes(DEFAULT_DB_CACHE_BYTES), 8 * MIB);
+        assert_eq!(trie_cache_bytes(DEFAULT_DB_CACHE_BYTES), 1016 * MIB);
         assert!(warms_trie_cache(DEFAULT_DB_CACHE_BYTES));
     }
 }

@@ -14,7 +14,7 @@ option_group! {
         #[arg(long, value_name = "DIR")]
         pub data_path: Option<PathBuf>,
         /// Database cache in bytes, a ceiling filled as the state grows (the default is geth's
-        /// --cache): at most 16 MiB of redb's pages (the file is read through a memory map, so
+        /// --cache): at most 8 MiB of redb's pages (the file is read through a memory map, so
         /// the OS page cache holds the others), the rest for the state trie's nodes: the levels
         /// every block reads, then its deeper branches, read into memory when the node opens
         /// (about 690 MiB at ten million accounts).
