@@ -70,7 +70,14 @@ async fn follow(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let done = started.elapsed();
-    let joined = handle.status().snapshot_join();
+    // The join is reported just after the head moved to the snapshot's block (the report
+    // times the whole join): a head seen in between is not yet a join.
+    let mut joined = handle.status().snapshot_join();
+    let reported = Instant::now();
+    while snap && joined.is_none() && reported.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        joined = handle.status().snapshot_join();
+    }
     if let Some(join) = joined {
         println!(
             "  snapshot of block {}: {} accounts in {} chunks ({} refused)",
