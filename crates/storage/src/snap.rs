@@ -397,6 +397,7 @@ impl Storage {
         let mut meta = tx.open_table(META)?;
         meta.insert(SNAPSHOT_PENDING, number)?;
         meta.remove(TRIE_NEXT)?;
+        meta.remove(TX_NEXT)?;
         drop(meta);
         tx.commit()?;
         trie.clear();
@@ -586,6 +587,7 @@ impl Storage {
             meta.remove(SNAPSHOT_PENDING)?;
             // The table holds the snapshot's trie, nothing is buffered.
             meta.remove(TRIE_NEXT)?;
+            meta.remove(TX_NEXT)?;
         }
         tx.commit()?;
         trie.clear();

@@ -23,7 +23,7 @@ use super::{
 };
 use crate::tables::{
     CHANGE_SETS, KARMA_DENY, KARMA_TIERS, KARMA_USAGE, PROOFS_FROM, STATE_HISTORY_FROM, TRIE_NEXT,
-    TRIE_NODES,
+    TRIE_NODES, TX_NEXT,
 };
 
 /// A table of a snapshot, opened on first use.
@@ -71,9 +71,13 @@ pub(crate) struct Snapshot {
     pub(crate) trie_nodes: Lazy<&'static [u8], &'static [u8]>,
     /// The first block whose trie writes `trie_nodes` does not hold (see [`TRIE_NEXT`]).
     pub(crate) trie_next: Option<u64>,
+    /// The first block whose transaction index entries `tx_index` does not hold (see
+    /// [`TX_NEXT`]).
+    pub(crate) tx_next: Option<u64>,
     /// The trie writes of the blocks up to `head` that `trie_nodes` does not hold yet.
     trie_layers: Layers,
-    /// The transaction index entries of the same blocks, which `tx_index` does not hold yet.
+    /// The transaction index entries of the blocks up to `head` that `tx_index` does not hold
+    /// yet (from `tx_next`).
     pub(crate) txs: TxLayers,
     pub(crate) change_sets: Lazy<u64, &'static [u8]>,
 }
@@ -86,6 +90,7 @@ impl Snapshot {
         let proofs_from = meta.get(PROOFS_FROM)?.map_or(0, |v| v.value());
         let snap_base = meta.get(crate::tables::SNAPSHOT_BASE)?.map(|v| v.value());
         let trie_next = meta.get(TRIE_NEXT)?.map(|v| v.value());
+        let tx_next = meta.get(TX_NEXT)?.map(|v| v.value());
         drop(meta);
         Ok(Self {
             tx: Mutex::new(tx),
@@ -111,6 +116,7 @@ impl Snapshot {
             karma_tiers: Lazy::new(KARMA_TIERS),
             trie_nodes: Lazy::new(TRIE_NODES),
             trie_next,
+            tx_next,
             trie_layers,
             txs,
             change_sets: Lazy::new(CHANGE_SETS),

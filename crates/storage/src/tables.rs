@@ -26,6 +26,11 @@ pub const SNAPSHOT_PENDING: &str = "snapshot_pending";
 /// memory, in the write-back buffer, up to the head; see `write.rs`). A restart replays the
 /// change sets from it to the head. Absent: the table holds the head's trie.
 pub const TRIE_NEXT: &str = "trie_next";
+/// `META` key: the first block whose transaction index entries are not yet in [`TX_INDEX`]
+/// (they are in memory up to the head, `tx_buffer.rs`), at or before [`TRIE_NEXT`]. A restart
+/// rebuilds them from the blocks' bodies. Absent: the table holds the entries of every block
+/// before [`TRIE_NEXT`] (or of every block, without it).
+pub const TX_NEXT: &str = "tx_next";
 /// history table name -> the key the pruning sweep continues from (see `prune.rs`).
 pub const PRUNE_CURSORS: TableDefinition<&str, &[u8]> = TableDefinition::new("prune_cursors");
 /// `"genesis"` -> the genesis this database was created with, as canonical JSON (what

@@ -1039,37 +1039,69 @@ fn the_block_that_fills_the_trie_buffer_commits_without_writing_it() {
     assert_eq!(root_at(&s, 6), Ok(expected));
 }
 
-/// The transaction index entries of the blocks whose trie nodes are buffered are found in the
-/// buffer, written with the nodes, and rebuilt from the blocks' bodies after a crash.
+/// The transaction index entries stay in memory across the trie's write-outs until they fill
+/// [`crate::tx_buffer::TX_BUFFER_BLOCKS`] blocks, are found there meanwhile, go to the table with
+/// the write-out that fills them, and are rebuilt from the blocks' bodies after a crash, whether
+/// or not the trie's nodes were written out since.
 #[test]
 fn buffered_transaction_index_entries_are_found_and_rebuilt_after_a_restart() {
+    use crate::tx_buffer::TX_BUFFER_BLOCKS;
     use redb::{ReadableDatabase, ReadableTableMetadata};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain.redb");
+    let open = || {
+        Storage::open_with_cache(&path, 16 << 20)
+            .unwrap()
+            .with_trie_buffer(4, usize::MAX)
+    };
     let indexed = |s: &Storage| {
         let tx = s.db.begin_read().unwrap();
         tx.open_table(TX_INDEX).unwrap().len().unwrap()
     };
-    {
-        let s = Storage::open(&path)
-            .unwrap()
-            .with_trie_buffer(4, usize::MAX);
-        for number in 0..6 {
+    let commit = |s: &Storage, blocks: std::ops::Range<u64>| {
+        for number in blocks {
             let change = [account(Address::with_last_byte(1), number + 1, vec![])];
             s.commit_block(number, &change, |root| {
                 Ok::<_, StorageError>(with_tx(number, root))
             })
             .unwrap();
         }
-        assert_eq!(indexed(&s), 4, "blocks 4 and 5 are buffered");
-        for number in 0..6 {
+    };
+    let all_found = |s: &Storage, to: u64| {
+        for number in 0..to {
             assert_eq!(s.tx_location(&hash_of(number)).unwrap(), Some((number, 0)));
         }
-        assert_eq!(s.tx_location(&hash_of(6)).unwrap(), None);
+        assert_eq!(s.tx_location(&hash_of(to)).unwrap(), None);
+    };
+    {
+        let s = open();
+        commit(&s, 0..10);
+        assert_eq!(s.snapshot().unwrap().trie_next, Some(8));
+        assert_eq!(
+            indexed(&s),
+            0,
+            "two write-outs of the trie, none of the entries"
+        );
+        all_found(&s, 10);
     }
-    let s = Storage::open(&path).unwrap();
-    assert_eq!(indexed(&s), 6, "rebuilt from the bodies and written");
-    for number in 0..6 {
-        assert_eq!(s.tx_location(&hash_of(number)).unwrap(), Some((number, 0)));
-    }
+    let s = open();
+    assert_eq!(indexed(&s), 10, "rebuilt from the bodies and written");
+    all_found(&s, 10);
+    // 128 blocks from block 10 fill the buffer at a write-out of the trie (every 4 blocks).
+    let filled = 10 + TX_BUFFER_BLOCKS as u64;
+    commit(&s, 10..filled + 2);
+    assert_eq!(
+        indexed(&s),
+        filled,
+        "the last two blocks' entries are buffered"
+    );
+    all_found(&s, filled + 2);
+    drop(s);
+    let s = open();
+    assert_eq!(indexed(&s), filled + 2);
+    all_found(&s, filled + 2);
+    // A clean stop writes them all.
+    commit(&s, filled + 2..filled + 5);
+    s.flush_trie().unwrap();
+    assert_eq!(indexed(&s), filled + 5);
 }

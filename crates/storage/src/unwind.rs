@@ -21,7 +21,7 @@ use super::{
     Storage, StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, HASH_TO_NUMBER, HEADERS,
     LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY, TX_INDEX,
 };
-use crate::tables::{CHANGE_SETS, TRIE_NEXT, TRIE_NODES};
+use crate::tables::{CHANGE_SETS, TRIE_NEXT, TRIE_NODES, TX_NEXT};
 use l2node_trie::state::{AccountChange, KarmaDelta};
 
 impl Storage {
@@ -51,7 +51,10 @@ impl Storage {
             trie.flush(None, &mut nodes)?;
             l2node_trie::apply_changes(&mut nodes, &inverse)?
         };
-        tx.open_table(META)?.remove(TRIE_NEXT)?;
+        let mut meta = tx.open_table(META)?;
+        meta.remove(TRIE_NEXT)?;
+        meta.remove(TX_NEXT)?;
+        drop(meta);
         tx.open_table(CHANGE_SETS)?.remove(number)?;
         if root != parent_state_root {
             // Dropping the transaction writes nothing.
@@ -63,7 +66,7 @@ impl Storage {
                 ),
             ));
         }
-        // The buffered blocks' transaction index entries go to the table with their trie nodes.
+        // The buffered transaction index entries go to the table with the trie nodes.
         let mut txs = self.snapshots.tx_buffer(&trie);
         txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
         unwind_block(&tx, number)?;

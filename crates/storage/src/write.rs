@@ -11,8 +11,10 @@
 //! ([`Storage::rebuild_trie_buffer`]), checked against the head's state root, and writes the
 //! nodes. Readers take the buffer's layers with their snapshot.
 //!
-//! The buffered blocks' transaction index entries stay in memory with their nodes and are
-//! written with them (`tx_buffer.rs`); a restart rebuilds them from the replayed blocks' bodies.
+//! The blocks' transaction index entries stay in memory too, for up to four of the trie's
+//! write-outs, and are written with the write-out that fills them (`tx_buffer.rs`);
+//! [`TX_NEXT`] says which blocks' entries are in memory, and a restart rebuilds them from the
+//! blocks' bodies.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,7 +28,7 @@ use super::{
     HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
     TX_INDEX,
 };
-use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES};
+use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES, TX_NEXT};
 use crate::tx_buffer::{BlockTxs, TxLayers};
 use l2node_trie::{
     buffer::WriteBack,
@@ -96,12 +98,13 @@ impl Storage {
             Some(_) => Some(super::prune::lengths(&tx)?),
             None => None,
         };
-        let trie_next = tx
-            .open_table(META)
-            .map_err(StorageError::from)?
-            .get(TRIE_NEXT)
-            .map_err(StorageError::from)?
-            .map(|v| v.value());
+        let (trie_next, tx_next) = {
+            let meta = tx.open_table(META).map_err(StorageError::from)?;
+            let get = |key| -> Result<Option<u64>, StorageError> {
+                Ok(meta.get(key)?.map(|v| v.value()))
+            };
+            (get(TRIE_NEXT)?, get(TX_NEXT)?)
+        };
         let (state_root, trie_writes) = {
             // The parent block's trie as last written, for the trie update's threads to read
             // under the buffer (this write transaction is the only writer, so nothing commits
@@ -157,8 +160,14 @@ impl Storage {
                     .tx_buffer(&trie)
                     .write(Some(&txs), &mut index)?;
                 meta.remove(TRIE_NEXT).map_err(StorageError::from)?;
-            } else if trie_next.is_none() {
-                meta.insert(TRIE_NEXT, number).map_err(StorageError::from)?;
+                meta.remove(TX_NEXT).map_err(StorageError::from)?;
+            } else {
+                if trie_next.is_none() {
+                    meta.insert(TRIE_NEXT, number).map_err(StorageError::from)?;
+                }
+                if tx_next.is_none() {
+                    meta.insert(TX_NEXT, number).map_err(StorageError::from)?;
+                }
             }
         }
         if let (Some(window), Some(lengths)) = (self.history_window, lengths) {
@@ -232,66 +241,100 @@ impl Storage {
         }
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
         let mut txs = self.snapshots.tx_buffer(&trie);
-        txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
-        tx.open_table(META)?.remove(TRIE_NEXT)?;
+        // The transaction index entries go with every few write-outs (`tx_buffer.rs`), and
+        // with the last one before a stop.
+        let with_txs = all || txs.full();
+        let mut meta = tx.open_table(META)?;
+        if with_txs {
+            txs.write(None, &mut tx.open_table(TX_INDEX)?)?;
+            meta.remove(TX_NEXT)?;
+        }
+        meta.remove(TRIE_NEXT)?;
+        drop(meta);
         tx.commit()?;
-        txs.clear();
+        if with_txs {
+            txs.clear();
+        }
         drop(txs);
         trie.flushed(None);
         self.snapshots.refresh(&self.db, &trie);
         Ok(true)
     }
 
-    /// Replays the change sets of the blocks whose trie nodes were in memory when the node
-    /// stopped ([`TRIE_NEXT`] to the head): their accounts and slots as the head has them, over
-    /// the stored trie. The root must be the head's state root; the nodes are then written, so
-    /// a start replays at most one buffer's blocks however often the node restarts.
+    /// Rebuilds what was in memory when the node stopped without writing it out, and writes it:
+    /// the trie nodes of the blocks from [`TRIE_NEXT`] to the head, replaying their change sets
+    /// (their accounts and slots as the head has them) over the stored trie, whose root must be
+    /// the head's state root; and the transaction index entries of the blocks from [`TX_NEXT`]
+    /// (or [`TRIE_NEXT`], in a database written before that key), from their bodies. Each is
+    /// thus rebuilt once, however often the node restarts.
     pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
         let snap = self.snapshot()?;
-        let (Some(head), Some(next)) = (snap.head, snap.trie_next) else {
+        let Some(head) = snap.head else {
             return Ok(());
         };
-        if next > head {
-            return Err(codec::corrupt(
-                "meta",
-                format!("trie_next is block {next}, after the head {head}"),
-            ));
+        let txs_from = snap.tx_next.or(snap.trie_next);
+        for (key, next) in [(TRIE_NEXT, snap.trie_next), (TX_NEXT, txs_from)] {
+            if let Some(next) = next.filter(|next| *next > head) {
+                return Err(codec::corrupt(
+                    "meta",
+                    format!("{key} is block {next}, after the head {head}"),
+                ));
+            }
         }
-        let mut touched = BTreeMap::new();
-        for entry in snap.table(&snap.change_sets)?.range(next..=head)? {
-            let (n, set) = entry?;
-            super::proof::decode_change_set(n.value(), set.value(), &mut touched)?;
-        }
-        let state = super::StateAt::new(snap.clone(), self.snapshots.clone(), None);
-        let changes = super::proof::changes_to(&state, touched)?;
-        let expected = self.header(head)?.map(|h| h.state_root);
+        let replay = match snap.trie_next {
+            Some(next) => {
+                let mut touched = BTreeMap::new();
+                for entry in snap.table(&snap.change_sets)?.range(next..=head)? {
+                    let (n, set) = entry?;
+                    super::proof::decode_change_set(n.value(), set.value(), &mut touched)?;
+                }
+                let state = super::StateAt::new(snap.clone(), self.snapshots.clone(), None);
+                let changes = super::proof::changes_to(&state, touched)?;
+                let expected = self.header(head)?.map(|h| h.state_root);
+                Some((next, changes, expected))
+            }
+            None if txs_from.is_some() => None,
+            None => return Ok(()),
+        };
         let tx = self.db.begin_write()?;
         let mut trie = self.snapshots.trie();
-        let (root, writes) = trie.apply(snap.table(&snap.trie_nodes)?, &changes)?;
-        if Some(root) != expected {
-            return Err(codec::corrupt(
-                "change_sets",
-                format!(
-                    "replaying blocks {next}..={head} over the stored trie gives state root \
-                     {root}, not the head's {expected:?}"
-                ),
-            ));
+        let writes = match replay {
+            Some((next, changes, expected)) => {
+                let (root, writes) = trie.apply(snap.table(&snap.trie_nodes)?, &changes)?;
+                if Some(root) != expected {
+                    return Err(codec::corrupt(
+                        "change_sets",
+                        format!(
+                            "replaying blocks {next}..={head} over the stored trie gives state \
+                             root {root}, not the head's {expected:?}"
+                        ),
+                    ));
+                }
+                trie.flush(Some(&writes), &mut tx.open_table(TRIE_NODES)?)?;
+                tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie nodes of the last blocks from their change sets");
+                Some(writes)
+            }
+            None => None,
+        };
+        if let Some(from) = txs_from {
+            let mut replayed = TxLayers::default();
+            let bodies = snap.table(&snap.bodies)?;
+            for entry in bodies.range(from..=head)? {
+                let (n, body) = entry?;
+                let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
+                replayed.push(BlockTxs::new(n.value(), &body));
+            }
+            replayed.write(None, &mut tx.open_table(TX_INDEX)?)?;
         }
-        trie.flush(Some(&writes), &mut tx.open_table(TRIE_NODES)?)?;
-        // Their transaction index entries were buffered with their nodes.
-        let mut replayed = TxLayers::default();
-        let bodies = snap.table(&snap.bodies)?;
-        for entry in bodies.range(next..=head)? {
-            let (n, body) = entry?;
-            let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
-            replayed.push(BlockTxs::new(n.value(), &body));
-        }
-        replayed.write(None, &mut tx.open_table(TX_INDEX)?)?;
-        tx.open_table(META)?.remove(TRIE_NEXT)?;
+        let mut meta = tx.open_table(META)?;
+        meta.remove(TRIE_NEXT)?;
+        meta.remove(TX_NEXT)?;
+        drop(meta);
         tx.commit()?;
-        trie.flushed(Some(writes));
+        if writes.is_some() {
+            trie.flushed(writes);
+        }
         self.snapshots.refresh(&self.db, &trie);
-        tracing::info!(target: "l2node::storage", blocks = head + 1 - next, "rebuilt the trie nodes of the last blocks from their change sets");
         Ok(())
     }
 
