@@ -1087,9 +1087,15 @@ fn buffered_transaction_index_entries_are_found_and_rebuilt_after_a_restart() {
     let s = open();
     assert_eq!(indexed(&s), 10, "rebuilt from the bodies and written");
     all_found(&s, 10);
-    // 128 blocks from block 10 fill the buffer at a write-out of the trie (every 4 blocks).
-    let filled = 10 + TX_BUFFER_BLOCKS as u64;
-    commit(&s, 10..filled + 2);
+    // A clean stop right after a write-out of the trie still writes the entries.
+    commit(&s, 10..14);
+    assert_eq!(s.snapshot().unwrap().trie_next, None);
+    assert_eq!(indexed(&s), 10);
+    s.flush_trie().unwrap();
+    assert_eq!(indexed(&s), 14);
+    // 128 blocks from block 14 fill the buffer at a write-out of the trie (every 4 blocks).
+    let filled = 14 + TX_BUFFER_BLOCKS as u64;
+    commit(&s, 14..filled + 2);
     assert_eq!(
         indexed(&s),
         filled,

@@ -222,8 +222,12 @@ impl Storage {
     /// [`Storage::flush_trie`] (`all`), or [`Storage::flush_trie_if_full`].
     fn write_trie_buffer(&self, all: bool) -> Result<bool, StorageError> {
         let (max_blocks, max_bytes) = self.trie_buffer;
-        let due = |trie: &WriteBack| {
-            trie.blocks() > 0 && (all || trie.blocks() >= max_blocks || trie.bytes() >= max_bytes)
+        // A stop also writes transaction index entries that outlived the trie's last write-out.
+        let due = |trie: &WriteBack| match all {
+            true => trie.blocks() > 0 || self.snapshots.tx_buffer(trie).len() > 0,
+            false => {
+                trie.blocks() > 0 && (trie.blocks() >= max_blocks || trie.bytes() >= max_bytes)
+            }
         };
         // Asked after every block: most answers need no write transaction.
         if !due(&self.snapshots.trie()) {
