@@ -442,13 +442,17 @@ pub const SYNC_IDLE_BEFORE_DURABLE: std::time::Duration = std::time::Duration::f
 /// a devp2p header request) stay well under [`SYNC_MAX_RESPONSE_BYTES`].
 pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;
 /// The nice value of a synced range's preparing thread and its recovery threads. Recovering a
-/// block's senders takes about half the CPU of executing and storing it, and on two cores the
+/// block's senders takes about as much CPU as executing and storing it, and on two cores the
 /// executing thread, on which the whole range waits, shared them with two recovering ones: in
-/// the snapshot bench's full sync (1M accounts) it waited for a core 11.6% of the time, 7.7%
-/// with recovery at +5.
-/// At +5 (a third of the weight of a thread at 0) recovery still gets every idle cycle, and
-/// enough of a busy core to keep a follower syncing while its RPC threads are busy.
-pub const SYNC_RECOVERY_NICE: i32 = 5;
+/// the snapshot bench's full sync (1M accounts) it waited for a core 11.6% of the time at 0 and
+/// 7.7% at +5; with the rest of its work faster since, 16% at +5 (8.2-8.4 s of a 50.5 s sync,
+/// its `schedstat`). At +10 (a ninth of the weight of a thread at 0) it waited 5.1-5.5 s and the sync
+/// was faster in each of four alternating rounds: 47.5-49.1 s (median 48.3 s) against 50.2-50.8
+/// s (median 50.5 s), the machine busier (1.82-1.84 cores against 1.79-1.81). +19 gave about
+/// the same (45.3-48.8 s), but +10 leaves recovery a tenth of a core that a thread at 0 keeps
+/// busy, so that a follower whose RPC threads take every core still syncs. Recovery gets every
+/// idle cycle at any nice value.
+pub const SYNC_RECOVERY_NICE: i32 = 10;
 /// Most bytes in one sync response (the last block may cross it; at least one block is always
 /// sent). Below the cbor codec's 10 MiB response limit.
 pub const SYNC_MAX_RESPONSE_BYTES: usize = 4 << 20;

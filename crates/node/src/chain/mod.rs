@@ -738,8 +738,8 @@ fn recover_senders_serial(
 
 /// The signer of each transaction of block `number`, split over the machine's cores for large
 /// blocks: signature recovery (about 40 µs each on this project's 2-core reference machine) is
-/// about two fifths of the CPU of a follower's sync of plain transfers, the largest part that
-/// does not depend on the parent's state.
+/// about half the CPU of a follower's sync of plain transfers, the largest part that does not
+/// depend on the parent's state.
 pub fn recover_senders(number: u64, txs: &[TxEnvelope]) -> Result<Vec<Address>, ChainError> {
     if txs.len() < PARALLEL_RECOVERY_MIN_TXS {
         return recover_senders_serial(number, 0, txs);
