@@ -446,13 +446,14 @@ pub const SYNC_MAX_HEADERS_PER_RESPONSE: u64 = 1024;
 /// executing thread, on which the whole range waits, shared them with two recovering ones: in
 /// the snapshot bench's full sync (1M accounts) it waited for a core 11.6% of the time at 0 and
 /// 7.7% at +5; with the rest of its work faster since, 16% at +5 (8.2-8.4 s of a 50.5 s sync,
-/// its `schedstat`). At +10 (a ninth of the weight of a thread at 0) it waited 5.1-5.5 s, and
-/// the sync was faster in each of four alternating rounds: 47.5-49.1 s (median 48.3 s) against
-/// 50.2-50.8 s (median 50.5 s), the machine busier (1.82-1.84 cores against 1.79-1.81). +19
-/// gave about the same (45.3-48.8 s), but +10 leaves recovery a tenth of a core that a thread
-/// at 0 keeps busy, so that a follower whose RPC threads take every core still syncs. Recovery
-/// gets every idle cycle at any nice value.
-pub const SYNC_RECOVERY_NICE: i32 = 10;
+/// its `schedstat`). At +10 it waited 5.1-5.5 s and that sync took 47.5-49.1 s against
+/// 50.2-50.8 s, but the network bench's sync of 100 blocks of 100 transfers, where recovery is
+/// the slower part, lost 6% (18,498-20,386 tx/s against 19,392-22,173, four alternating pairs),
+/// so +5 stays. Helpers at +19 beside a preparing thread at 0 made the executing thread wait
+/// longer (9.3-9.8 s). At +5 (a third of the weight of a thread at 0) recovery still gets every
+/// idle cycle, and enough of a busy core to keep a follower syncing while its RPC threads are
+/// busy.
+pub const SYNC_RECOVERY_NICE: i32 = 5;
 /// Most bytes in one sync response (the last block may cross it; at least one block is always
 /// sent). Below the cbor codec's 10 MiB response limit.
 pub const SYNC_MAX_RESPONSE_BYTES: usize = 4 << 20;
