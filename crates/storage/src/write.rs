@@ -273,11 +273,12 @@ impl Storage {
     /// thus rebuilt once, however often the node restarts.
     pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
         let snap = self.snapshot()?;
-        let Some(head) = snap.head else {
+        // Transaction index entries are in memory whenever trie nodes are (`TX_NEXT` is at or
+        // before `TRIE_NEXT`).
+        let (Some(head), Some(txs_from)) = (snap.head, snap.tx_next.or(snap.trie_next)) else {
             return Ok(());
         };
-        let txs_from = snap.tx_next.or(snap.trie_next);
-        for (key, next) in [(TRIE_NEXT, snap.trie_next), (TX_NEXT, txs_from)] {
+        for (key, next) in [(TRIE_NEXT, snap.trie_next), (TX_NEXT, Some(txs_from))] {
             if let Some(next) = next.filter(|next| *next > head) {
                 return Err(codec::corrupt(
                     "meta",
@@ -285,8 +286,9 @@ impl Storage {
                 ));
             }
         }
-        let replay = match snap.trie_next {
-            Some(next) => {
+        let replay = snap
+            .trie_next
+            .map(|next| -> Result<_, StorageError> {
                 let mut touched = BTreeMap::new();
                 for entry in snap.table(&snap.change_sets)?.range(next..=head)? {
                     let (n, set) = entry?;
@@ -295,11 +297,9 @@ impl Storage {
                 let state = super::StateAt::new(snap.clone(), self.snapshots.clone(), None);
                 let changes = super::proof::changes_to(&state, touched)?;
                 let expected = self.header(head)?.map(|h| h.state_root);
-                Some((next, changes, expected))
-            }
-            None if txs_from.is_some() => None,
-            None => return Ok(()),
-        };
+                Ok((next, changes, expected))
+            })
+            .transpose()?;
         let tx = self.db.begin_write()?;
         let mut trie = self.snapshots.trie();
         let writes = match replay {
@@ -320,24 +320,21 @@ impl Storage {
             }
             None => None,
         };
-        if let Some(from) = txs_from {
-            let mut replayed = TxLayers::default();
-            let bodies = snap.table(&snap.bodies)?;
-            for entry in bodies.range(from..=head)? {
-                let (n, body) = entry?;
-                let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
-                replayed.push(BlockTxs::new(n.value(), &body));
-            }
-            replayed.write(None, &mut tx.open_table(TX_INDEX)?)?;
+        let mut replayed = TxLayers::default();
+        let bodies = snap.table(&snap.bodies)?;
+        for entry in bodies.range(txs_from..=head)? {
+            let (n, body) = entry?;
+            let body: BlockBody<TxEnvelope> = codec::decode_rlp("bodies", body.value())?;
+            replayed.push(BlockTxs::new(n.value(), &body));
         }
+        replayed.write(None, &mut tx.open_table(TX_INDEX)?)?;
         let mut meta = tx.open_table(META)?;
         meta.remove(TRIE_NEXT)?;
         meta.remove(TX_NEXT)?;
         drop(meta);
         tx.commit()?;
-        if writes.is_some() {
-            trie.flushed(writes);
-        }
+        // Nothing else is buffered yet (the database was just opened).
+        trie.flushed(writes);
         self.snapshots.refresh(&self.db, &trie);
         Ok(())
     }
