@@ -418,16 +418,16 @@ pub const SYNC_MAX_BLOCKS_PER_RESPONSE: u64 = 512;
 /// Most prepared blocks (decoded, senders recovered, transactions root computed) that a synced
 /// range's preparing thread keeps waiting for the import (`sync::PreparedRange`; a range queued
 /// behind the one being imported fills its own). Recovering a block takes about as long as
-/// executing it, so with two the recovery stopped whenever the executing thread paused for a
-/// trie write-out (about a third of a second every 32 blocks at a million accounts) and the
-/// executing thread then waited for it: in the snapshot bench's full sync, 63.1-65.6 s with
-/// eight against 63.9-72.7 s with two (three alternating runs each). With 32, more than the 26
-/// blocks of 1,300 transfers a response of [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is
-/// prepared whole while the one before is imported, so recovery also goes on through the
-/// periodic waits for the disk ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight:
-/// 45.9-50.6 s (median 48.1 s) against 50.4-52.4 s (fifteen runs and eight). A prepared range of
-/// transfers holds about three times its 4 MiB of RLP (decoded transactions and their senders),
-/// and at most [`crate::sync::RangePlanner::MAX_QUEUED`] ranges are prepared at a time.
+/// executing it, so with two the recovery stopped whenever the executing thread paused for a trie
+/// write-out (about a third of a second every 32 blocks at a million accounts, as the buffer was
+/// then) and the executing thread then waited for it: in the snapshot bench's full sync, 63.1-65.6
+/// s with eight against 63.9-72.7 s with two (three alternating runs each). With 32, more than the
+/// 26 blocks of 1,300 transfers a response of [`SYNC_MAX_RESPONSE_BYTES`] holds, a queued range is
+/// prepared whole while the one before is imported, so recovery also goes on through the periodic
+/// waits for the disk ([`SYNC_DURABLE_INTERVAL`]), which stopped it after eight: 45.9-50.6 s
+/// (median 48.1 s) against 50.4-52.4 s (fifteen runs and eight). A prepared range of transfers
+/// holds about three times its 4 MiB of RLP (decoded transactions and their senders), and at most
+/// [`crate::sync::RangePlanner::MAX_QUEUED`] ranges are prepared at a time.
 pub const SYNC_RECOVERY_AHEAD: usize = 32;
 /// Longest a follower syncing in ranges goes without waiting for the disk
 /// ([`crate::sync::SyncDurability`]): what a crash can cost it in blocks to fetch again. Ten

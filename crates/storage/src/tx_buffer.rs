@@ -18,7 +18,7 @@ use redb::Table;
 use crate::StorageError;
 
 /// Blocks whose entries are kept in memory before they are written out, with the trie
-/// write-out that reaches it (four of [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`]). A write-out of a
+/// write-out that reaches it (two of [`crate::DEFAULT_TRIE_BUFFER_BLOCKS`]). A write-out of a
 /// full trie buffer's entries dirtied most pages of `tx_index` anyway: in the snapshot bench's
 /// full sync (a million transfers, 1,400 a block), writing them took 0.1-0.55 s of each
 /// write-out, and leaving them out altogether gave 44.5, 49.7 and 56.0 s against 54.4, 54.5 and
