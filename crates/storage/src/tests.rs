@@ -597,9 +597,11 @@ fn the_tries_of_recent_blocks_are_the_ones_they_left() {
     use l2node_trie::{account_proof, apply_changes, state_root, MemoryTrieStore};
     let dir = tempfile::tempdir().unwrap();
     let window = 20;
+    // Written out after blocks 15 and 31: the window reads written and buffered blocks.
     let s = Storage::open(&dir.path().join("chain.redb"))
         .unwrap()
-        .with_proof_window(window);
+        .with_proof_window(window)
+        .with_trie_buffer(16, usize::MAX);
     let pool: Vec<Address> = (1..=30u8).map(Address::repeat_byte).collect();
     let mut seed = 7u64;
     let mut next = |n: u64| {
