@@ -25,7 +25,7 @@ use l2node_node::pool::{Pool, PoolConfig};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
-use common::{env_or, fill_with_transfers, open};
+use common::{env_or, fill_with_transfers, open, process_cpu};
 use l2node_node::test_utils::produce_block as produce;
 
 async fn serve(
@@ -86,20 +86,6 @@ async fn follow(
     }
     handle.stop().await;
     (joined.map(|j| (j.number, j.elapsed)), done)
-}
-
-/// CPU time this process has used, all its threads (ended ones included): the sync is bound by
-/// the machine's cores (sender recovery and the import together), so the CPU it took says how
-/// much of a run's time was the machine being slower at that hour.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes one `rusage` we own; an all-zero `rusage` is a valid value.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 fn main() {
@@ -166,9 +152,11 @@ fn main() {
             total.as_secs_f64()
         );
         if std::env::var("BENCH_SNAPSHOT_FULL").is_ok_and(|v| v == "1") {
-            let cpu = cpu_seconds();
+            // The sync is bound by the machine's cores (recovery and import together): the CPU
+            // it took says how much of a run's time was the machine being slower that hour.
+            let cpu = process_cpu();
             let (_, full) = follow(boot, head, false).await;
-            let cpu = cpu_seconds() - cpu;
+            let cpu = (process_cpu() - cpu).as_secs_f64();
             println!(
                 "full sync (every block executed): {head} blocks after {:.1} s ({:.0} tx/s), \
                  {cpu:.1} s of CPU ({:.2} cores on average, the sequencer's serving included)",

@@ -43,6 +43,9 @@ use l2node_trie::{apply_changes, apply_changes_parallel, state_root, MemoryTrieS
 use rand::{rngs::StdRng, Rng, SeedableRng};
 use redb::{Database, Durability, ReadableDatabase};
 
+mod common;
+use common::process_cpu;
+
 /// The node binary's allocator (`crates/cli/src/main.rs`): the figures are the node's.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -517,18 +520,6 @@ fn apply_block_redb(c: &mut Criterion) {
         }
     }
     group.finish();
-}
-
-/// CPU time the process has taken so far, on all its threads.
-fn process_cpu() -> Duration {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `now` is a valid timespec for the call to fill.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 fn apply_block_memory(c: &mut Criterion) {

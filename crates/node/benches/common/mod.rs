@@ -16,6 +16,18 @@ use l2node_storage::{
     Storage, DEFAULT_DB_CACHE_BYTES, DEFAULT_TRIE_BUFFER_BLOCKS, DEFAULT_TRIE_BUFFER_BYTES,
 };
 
+/// CPU time the process has taken so far, on all its threads (ended ones included).
+pub(crate) fn process_cpu() -> std::time::Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec for the call to fill.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    assert_eq!(status, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    std::time::Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
 pub(crate) fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
