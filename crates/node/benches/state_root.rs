@@ -444,7 +444,7 @@ fn apply_block_redb(c: &mut Criterion) {
             let mut warmer = buffer.cache_warmer();
             for entry in table.range(l2node_trie::account_trie_keys()).unwrap() {
                 let (key, value) = entry.unwrap();
-                warmer.take(key.value(), value.value());
+                warmer.take(key.value(), value.value()).unwrap();
             }
         }
         let (cached_bytes, cached_nodes) = buffer.cached();

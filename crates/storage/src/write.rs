@@ -353,7 +353,7 @@ impl Storage {
         let mut warmer = trie.cache_warmer();
         for entry in nodes.range(l2node_trie::account_trie_keys())? {
             let (key, value) = entry?;
-            warmer.take(key.value(), value.value());
+            warmer.take(key.value(), value.value())?;
         }
         let (bytes, count) = trie.cached();
         // A new chain has no trie yet: nothing to say.

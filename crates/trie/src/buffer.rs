@@ -238,12 +238,14 @@ pub struct CacheWarmer<'a> {
 }
 
 impl CacheWarmer<'_> {
-    /// The store holds `value` under `key`: cached if the cache keeps such nodes and has room,
-    /// or can make it from deeper nodes.
-    pub fn take(&mut self, key: &[u8], value: &[u8]) {
+    /// The store holds `stored` under `key`, in the form a redb table keeps nodes in
+    /// (`compact.rs`): cached if the cache keeps such nodes and has room, or can make it from
+    /// deeper nodes.
+    pub fn take(&mut self, key: &[u8], stored: &[u8]) -> Result<(), TrieError> {
         let Some(cached) = NodeCache::key(key).filter(|_| self.cache.budget > 0) else {
-            return;
+            return Ok(());
         };
+        let value = &*crate::compact::expand(stored)?;
         if !NodeCache::is_shallow(cached) && !crate::node::is_leaf(value) {
             let depth = (cached >> 60) as usize;
             let room = self.cache.budget.saturating_sub(SHALLOW_RESERVE);
@@ -252,12 +254,13 @@ impl CacheWarmer<'_> {
                 let deeper = self.deep[depth + 1..].iter_mut().rev();
                 match deeper.filter_map(Vec::pop).next() {
                     Some(victim) => self.cache.remove(victim),
-                    None => return,
+                    None => return Ok(()),
                 }
             }
             self.deep[depth].push(cached);
         }
         self.cache.set(key, Some(value));
+        Ok(())
     }
 }
 
@@ -733,9 +736,9 @@ mod tests {
         ];
         let mut warmer = buffer.cache_warmer();
         for path in &scan {
-            warmer.take(path, &branch);
+            warmer.take(path, &branch).unwrap();
         }
-        warmer.take(&key(&[3, 3, 3, 3, 3, 3]), &leaf);
+        warmer.take(&key(&[3, 3, 3, 3, 3, 3]), &leaf).unwrap();
         let mut cached: Vec<_> = buffer
             .cache
             .nodes

@@ -26,6 +26,8 @@ pub mod buffer;
 pub mod snap;
 pub mod state;
 
+mod compact;
+
 mod node;
 mod parallel;
 mod proof;
@@ -720,11 +722,14 @@ pub(crate) mod tests {
         assert_eq!(proof, account_proof(&memory, pool[0], &[]).unwrap());
         let tx = db.begin_write().unwrap();
         let table = tx.open_table(TRIE_NODES).unwrap();
+        let mut stored_bytes = 0;
         let stored: Vec<(Vec<u8>, Vec<u8>)> = redb::ReadableTable::iter(&table)
             .unwrap()
             .map(|e| {
                 let (k, v) = e.unwrap();
-                (k.value().to_vec(), v.value().to_vec())
+                stored_bytes += v.value().len();
+                let rlp = compact::expand(v.value()).unwrap().into_owned();
+                (k.value().to_vec(), rlp)
             })
             .collect();
         let in_memory: Vec<_> = memory
@@ -732,6 +737,9 @@ pub(crate) mod tests {
             .map(|(k, v)| (k.to_vec(), v.to_vec()))
             .collect();
         assert_eq!(stored, in_memory);
+        // The leaves of accounts without storage or code are kept compact.
+        let rlp_bytes: usize = memory.iter().map(|(_, v)| v.len()).sum();
+        assert!(stored_bytes < rlp_bytes, "{stored_bytes} of {rlp_bytes}");
     }
 
     /// Counts store operations of the wrapped store.

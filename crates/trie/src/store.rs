@@ -1,12 +1,12 @@
 //! Key-value stores for trie nodes: the [`TrieStore`] trait, an in-memory store and redb tables.
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{borrow::Cow, collections::BTreeMap, sync::Arc};
 
 use alloy_primitives::map::HashMap;
 
 use redb::ReadableTable;
 
-use super::TrieError;
+use super::{compact, TrieError};
 
 /// Key-value store of trie nodes. Keys are opaque byte strings built by this module.
 ///
@@ -106,14 +106,18 @@ impl TrieStore for MemoryTrieStore {
     }
 }
 
-/// redb-backed store over a table opened inside the caller's write transaction.
+/// redb-backed store over a table opened inside the caller's write transaction. Nodes are kept
+/// in the form `compact.rs` describes.
 impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
+        read(self, key)
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), TrieError> {
-        self.insert(key, value)?;
+        match compact::compact(value) {
+            Some(stored) => self.insert(key, stored.as_slice())?,
+            None => self.insert(key, value)?,
+        };
         Ok(())
     }
 
@@ -134,8 +138,19 @@ impl TrieStore for redb::Table<'_, &'static [u8], &'static [u8]> {
 /// and [`super::account_proof`]: every write fails with [`TrieError::ReadOnly`].
 impl TrieStore for redb::ReadOnlyTable<&'static [u8], &'static [u8]> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, TrieError> {
-        Ok(ReadableTable::get(self, key)?.map(|v| v.value().to_vec()))
+        read(self, key)
     }
+}
+
+/// The RLP of the node a redb table holds under `key`.
+fn read(
+    table: &impl ReadableTable<&'static [u8], &'static [u8]>,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>, TrieError> {
+    table
+        .get(key)?
+        .map(|v| compact::expand(v.value()).map(Cow::into_owned))
+        .transpose()
 }
 
 type NodeTable<'t> = redb::Table<'t, &'static [u8], &'static [u8]>;
