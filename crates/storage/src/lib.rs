@@ -1,10 +1,12 @@
 //! Embedded storage on redb: blocks, receipts, indexes, current state, history and trie nodes.
 //!
 //! Every block commits in one write transaction (`Storage::commit_block`), so a crash leaves
-//! either the whole block or none of it. Current state lives in `accounts`/`storage`/`code`;
+//! either the whole block or none of it. Current state lives in `accounts`/`storage`/`code` (the
+//! account records of the last blocks in memory until the trie's write-out, `account_buffer.rs`);
 //! `*_history` tables keep the value each key had *before* block N changed it, which makes any
 //! held block queryable (archive) with one range lookup per read.
 
+mod account_buffer;
 mod backend;
 mod codec;
 mod exclusions;
@@ -331,6 +333,7 @@ impl Storage {
         tx.open_table(LOG_ADDRESSES)?;
         tx.open_table(LOG_TOPICS)?;
         tx.open_table(ACCOUNTS)?;
+        tx.open_table(ACCOUNT_WRITES)?;
         tx.open_table(STORAGE)?;
         tx.open_table(CODE)?;
         tx.open_table(ACCOUNT_HISTORY)?;

@@ -116,10 +116,7 @@ impl Storage {
         };
         let next = match next {
             Some(record) => Some(record),
-            None => snap
-                .table(&snap.accounts)?
-                .get(&address.0 .0)?
-                .map(|v| v.value().to_vec()),
+            None => snap.with_account(&address, |r| Ok(r.map(<[u8]>::to_vec)))?,
         };
         for record in records.iter().chain(&next) {
             if record.is_empty() {

@@ -77,10 +77,10 @@ impl StateAt {
                 };
             }
         }
-        let Some(record) = snap.table(&snap.accounts)?.get(&address.0 .0)? else {
+        let Some(record) = snap.with_account(&address, |r| r.map(decode_account).transpose())?
+        else {
             return Ok(None);
         };
-        let record = decode_account(record.value())?;
         Ok(match self.at {
             Some(n) => record.at(n),
             None => Some(record.state),

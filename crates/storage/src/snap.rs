@@ -131,6 +131,11 @@ impl Storage {
             let (n, set) = entry?;
             decode_change_set(n.value(), set.value(), &mut touched)?;
         }
+        // Those the blocks after it changed are read as they were at it, as are those whose
+        // records are buffered (not in the table yet).
+        for address in snap.buffered_accounts.addresses() {
+            touched.entry(*address).or_default();
+        }
         let mut accounts = Vec::new();
         for entry in snap.table(&snap.accounts)?.iter()? {
             let address = Address::from(*entry?.0.value());
@@ -356,6 +361,7 @@ fn clear_state(tx: &redb::WriteTransaction) -> Result<(), StorageError> {
         Ok(())
     }
     clear(tx, ACCOUNTS)?;
+    clear(tx, ACCOUNT_WRITES)?;
     clear(tx, STORAGE)?;
     clear(tx, ACCOUNT_HISTORY)?;
     clear(tx, STORAGE_HISTORY)?;
@@ -402,6 +408,7 @@ impl Storage {
         tx.commit()?;
         trie.clear();
         self.snapshots.tx_buffer(&trie).clear();
+        self.snapshots.account_buffer(&trie).clear();
         Ok(())
     }
 
@@ -592,6 +599,7 @@ impl Storage {
         tx.commit()?;
         trie.clear();
         self.snapshots.tx_buffer(&trie).clear();
+        self.snapshots.account_buffer(&trie).clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(Ok(()))
     }

@@ -9,13 +9,13 @@
 
 use std::sync::{Arc, OnceLock};
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256};
 use l2node_trie::buffer::{LayeredTrie, Layers, WriteBack};
 use parking_lot::{Mutex, MutexGuard, RwLock};
 use redb::{ReadOnlyTable, ReadTransaction, ReadableDatabase, TableDefinition};
 use revm::bytecode::Bytecode;
 
-use crate::tx_buffer::TxLayers;
+use crate::{account_buffer::AccountLayers, tx_buffer::TxLayers};
 
 use super::{
     StorageError, ACCOUNTS, ACCOUNT_HISTORY, BODIES, CODE, HASH_TO_NUMBER, HEADERS, LOG_ADDRESSES,
@@ -79,11 +79,18 @@ pub(crate) struct Snapshot {
     /// The transaction index entries of the blocks up to `head` that `tx_index` does not hold
     /// yet (from `tx_next`).
     pub(crate) txs: TxLayers,
+    /// The account records of the blocks up to `head` that `accounts` does not hold yet (from
+    /// `trie_next`).
+    pub(crate) buffered_accounts: AccountLayers,
     pub(crate) change_sets: Lazy<u64, &'static [u8]>,
 }
 
 impl Snapshot {
-    fn new(tx: ReadTransaction, trie_layers: Layers, txs: TxLayers) -> Result<Self, StorageError> {
+    fn new(
+        tx: ReadTransaction,
+        trie_layers: Layers,
+        (txs, buffered_accounts): (TxLayers, AccountLayers),
+    ) -> Result<Self, StorageError> {
         let meta = tx.open_table(META)?;
         let head = meta.get("head")?.map(|v| v.value());
         let state_from = meta.get(STATE_HISTORY_FROM)?.map_or(0, |v| v.value());
@@ -119,6 +126,7 @@ impl Snapshot {
             tx_next,
             trie_layers,
             txs,
+            buffered_accounts,
             change_sets: Lazy::new(CHANGE_SETS),
         })
     }
@@ -145,6 +153,23 @@ impl Snapshot {
             .map_or(B256::ZERO, |v| super::codec::header_parts(v.value()).0))
     }
 
+    /// `f` of the current record of `address` in this snapshot: the latest buffered one, else
+    /// the table's (`None`: no such account).
+    pub(crate) fn with_account<T>(
+        &self,
+        address: &Address,
+        f: impl FnOnce(Option<&[u8]>) -> Result<T, StorageError>,
+    ) -> Result<T, StorageError> {
+        match self.buffered_accounts.get(address) {
+            Some(record) => f(record),
+            None => f(self
+                .table(&self.accounts)?
+                .get(&address.0 .0)?
+                .as_ref()
+                .map(|v| v.value())),
+        }
+    }
+
     /// The state trie of `head`: the stored nodes with the buffered writes over them.
     pub(crate) fn trie(&self) -> Result<LayeredTrie<'_>, StorageError> {
         Ok(self.trie_layers.over(self.table(&self.trie_nodes)?))
@@ -166,6 +191,9 @@ pub(crate) struct Snapshots {
     /// The transaction index entries of the blocks the trie buffer holds, changed with it
     /// (under its lock, and locked after it).
     txs: Mutex<TxLayers>,
+    /// The account records of the blocks the trie buffer holds, changed with it (under its
+    /// lock, and locked after it).
+    accounts: Mutex<AccountLayers>,
     code: Mutex<std::collections::HashMap<B256, Bytecode>>,
 }
 
@@ -176,6 +204,7 @@ impl Snapshots {
             current: RwLock::default(),
             trie: Mutex::new(WriteBack::with_node_cache(trie_cache)),
             txs: Mutex::default(),
+            accounts: Mutex::default(),
             code: Mutex::default(),
         }
     }
@@ -190,7 +219,11 @@ impl Snapshots {
         if let Some(s) = current.as_ref() {
             return Ok(s.clone());
         }
-        let snap = Arc::new(Snapshot::new(db.begin_read()?, trie.layers(), self.txs())?);
+        let snap = Arc::new(Snapshot::new(
+            db.begin_read()?,
+            trie.layers(),
+            self.buffers(),
+        )?);
         *current = Some(snap.clone());
         Ok(snap)
     }
@@ -206,8 +239,21 @@ impl Snapshots {
         self.txs.lock()
     }
 
-    fn txs(&self) -> TxLayers {
-        self.txs.lock().clone()
+    /// The buffered account records, to write out or change: only with the trie buffer locked
+    /// (`_trie`), as they change with it.
+    pub(crate) fn account_buffer(&self, _trie: &WriteBack) -> MutexGuard<'_, AccountLayers> {
+        self.accounts.lock()
+    }
+
+    /// The buffered account records as they are (shared), for the block writer, the only one
+    /// that changes them.
+    pub(crate) fn accounts(&self) -> AccountLayers {
+        self.accounts.lock().clone()
+    }
+
+    /// The buffered transaction index entries and account records, for a snapshot.
+    fn buffers(&self) -> (TxLayers, AccountLayers) {
+        (self.txs.lock().clone(), self.accounts())
     }
 
     /// Replaces the snapshot after a commit, with `trie` (the locked buffer) as the commit left
@@ -217,7 +263,7 @@ impl Snapshots {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.txs()));
+            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.buffers()));
         let mut current = self.current.write();
         match next {
             // Never step back behind a newer snapshot a reader already took.
@@ -234,7 +280,7 @@ impl Snapshots {
         let next = db
             .begin_read()
             .map_err(StorageError::from)
-            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.txs()));
+            .and_then(|tx| Snapshot::new(tx, trie.layers(), self.buffers()));
         *self.current.write() = next.ok().map(Arc::new);
     }
 

@@ -48,7 +48,12 @@ impl Kind {
             Self::TxIndex
         } else if is(&[LOG_ADDRESSES.name(), LOG_TOPICS.name()]) {
             Self::LogIndex
-        } else if is(&[ACCOUNTS.name(), STORAGE.name(), CODE.name()]) {
+        } else if is(&[
+            ACCOUNTS.name(),
+            ACCOUNT_WRITES.name(),
+            STORAGE.name(),
+            CODE.name(),
+        ]) {
             Self::State
         } else if is(&[ACCOUNT_HISTORY.name(), STORAGE_HISTORY.name()]) {
             Self::StateHistory

@@ -57,6 +57,10 @@ pub const LOG_TOPICS: TableDefinition<&[u8], ()> = TableDefinition::new("log_top
 /// address -> the account's compact record, with the block that wrote it
 /// (`codec::encode_account`).
 pub const ACCOUNTS: TableDefinition<&[u8; 20], &[u8]> = TableDefinition::new("accounts");
+/// block -> the records that block wrote to [`ACCOUNTS`], for the blocks from [`TRIE_NEXT`] on,
+/// whose records are in memory and not in [`ACCOUNTS`] yet (`account_buffer.rs`): per account,
+/// its address, the record's length (one byte; 0: removed) and the record.
+pub const ACCOUNT_WRITES: TableDefinition<u64, &[u8]> = TableDefinition::new("account_writes");
 /// address ++ slot -> value (32 BE bytes); zero values are absent.
 pub const STORAGE: TableDefinition<&[u8], &[u8; 32]> = TableDefinition::new("storage");
 /// code hash -> bytecode.

@@ -45,6 +45,9 @@ impl Storage {
                 format!("cannot unwind block {number}: the head is {head:?}"),
             ));
         }
+        // The buffered account records go to the table first: the unwind sets them back there.
+        let mut accounts = self.snapshots.account_buffer(&trie);
+        accounts.write(None, &tx)?;
         let inverse = unwind_state(&tx, number, changes)?;
         let root = {
             let mut nodes = tx.open_table(TRIE_NODES)?;
@@ -73,8 +76,9 @@ impl Storage {
         super::karma::remove_delta(&tx, number, karma)?;
         tx.open_table(META)?.insert("head", number - 1)?;
         tx.commit()?;
+        accounts.clear();
         txs.clear();
-        drop(txs);
+        drop((accounts, txs));
         trie.clear();
         self.snapshots.step_back(&self.db, &trie);
         Ok(())

@@ -14,7 +14,9 @@
 //! The blocks' transaction index entries stay in memory too, for up to four of the trie's
 //! write-outs, and are written with the write-out that fills them (`tx_buffer.rs`);
 //! [`TX_NEXT`] says which blocks' entries are in memory, and a restart rebuilds them from the
-//! blocks' bodies.
+//! blocks' bodies. So do the account records the blocks write, until the trie's next write-out
+//! (`account_buffer.rs`); each block's records are also written with it, in one entry of
+//! `account_writes`, which opening the database writes to `accounts` after a crash.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -28,7 +30,8 @@ use super::{
     HEADERS, LOG_ADDRESSES, LOG_TOPICS, META, RECEIPTS, SENDERS, STORAGE, STORAGE_HISTORY,
     TX_INDEX,
 };
-use crate::tables::{CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES, TX_NEXT};
+use crate::account_buffer::{self, AccountLayers, BlockAccounts};
+use crate::tables::{ACCOUNT_WRITES, CHANGE_SETS, PROOFS_FROM, TRIE_NEXT, TRIE_NODES, TX_NEXT};
 use crate::tx_buffer::{BlockTxs, TxLayers};
 use l2node_trie::{
     buffer::WriteBack,
@@ -105,6 +108,9 @@ impl Storage {
             };
             (get(TRIE_NEXT)?, get(TX_NEXT)?)
         };
+        // The account records this block writes, kept in memory with its trie nodes.
+        let mut block_accounts = None;
+        let buffered = self.snapshots.accounts();
         let (state_root, trie_writes) = {
             // The parent block's trie as last written, for the trie update's threads to read
             // under the buffer (this write transaction is the only writer, so nothing commits
@@ -129,7 +135,14 @@ impl Storage {
                             .ok()
                     })
                     .flatten();
-                write_state(&tx, number, changes, self.proof_window, keep_from)?;
+                block_accounts = Some(write_state(
+                    &tx,
+                    number,
+                    changes,
+                    &buffered,
+                    self.proof_window,
+                    keep_from,
+                )?);
                 let root = match beside {
                     Some(thread) => thread
                         .join()
@@ -139,6 +152,7 @@ impl Storage {
                 root.map_err(StorageError::from)
             })?
         };
+        let block_accounts = block_accounts.expect("written beside the root");
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
         let txs = BlockTxs::new(number, &block.body);
@@ -159,6 +173,9 @@ impl Storage {
                 self.snapshots
                     .tx_buffer(&trie)
                     .write(Some(&txs), &mut index)?;
+                self.snapshots
+                    .account_buffer(&trie)
+                    .write(Some(&block_accounts), &tx)?;
                 meta.remove(TRIE_NEXT).map_err(StorageError::from)?;
                 meta.remove(TX_NEXT).map_err(StorageError::from)?;
             } else {
@@ -177,9 +194,11 @@ impl Storage {
         if overdue {
             trie.flushed(Some(trie_writes));
             self.snapshots.tx_buffer(&trie).clear();
+            self.snapshots.account_buffer(&trie).clear();
         } else {
             trie.push(trie_writes);
             self.snapshots.tx_buffer(&trie).push(txs);
+            self.snapshots.account_buffer(&trie).push(block_accounts);
         }
         // Readers move to the new block before anyone is told about it.
         self.snapshots.refresh(&self.db, &trie);
@@ -244,6 +263,8 @@ impl Storage {
                 .map_err(redb::Error::from)?;
         }
         trie.flush(None, &mut tx.open_table(TRIE_NODES)?)?;
+        let mut accounts = self.snapshots.account_buffer(&trie);
+        accounts.write(None, &tx)?;
         let mut txs = self.snapshots.tx_buffer(&trie);
         // The transaction index entries go with every few write-outs (`tx_buffer.rs`), and
         // with the last one before a stop.
@@ -256,22 +277,30 @@ impl Storage {
         meta.remove(TRIE_NEXT)?;
         drop(meta);
         tx.commit()?;
+        accounts.clear();
         if with_txs {
             txs.clear();
         }
-        drop(txs);
+        drop((accounts, txs));
         trie.flushed(None);
         self.snapshots.refresh(&self.db, &trie);
         Ok(true)
     }
 
     /// Rebuilds what was in memory when the node stopped without writing it out, and writes it:
-    /// the trie nodes of the blocks from [`TRIE_NEXT`] to the head, replaying their change sets
+    /// the account records of the blocks from [`TRIE_NEXT`] on (`account_writes`), the trie nodes of the blocks from [`TRIE_NEXT`] to the head, replaying their change sets
     /// (their accounts and slots as the head has them) over the stored trie, whose root must be
     /// the head's state root; and the transaction index entries of the blocks from [`TX_NEXT`]
     /// (or [`TRIE_NEXT`], in a database written before that key), from their bodies. Each is
     /// thus rebuilt once, however often the node restarts.
     pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
+        // The account records first: the replay below reads the state at the head.
+        let tx = self.db.begin_write()?;
+        let blocks = account_buffer::replay(&tx)?;
+        tx.commit()?;
+        if blocks > 0 {
+            tracing::info!(target: "l2node::storage", blocks, "wrote the account records of the last blocks");
+        }
         let snap = self.snapshot()?;
         // Transaction index entries are in memory whenever trie nodes are (`TX_NEXT` is at or
         // before `TRIE_NEXT`).
@@ -391,37 +420,43 @@ pub(crate) const OVERLAP_MIN_ACCOUNTS: usize = 64;
 /// a crash.
 const TRIE_BUFFER_OVERDUE: usize = 2;
 
-/// Writes the plain state, its history and the block's change set; change sets before
+/// Writes the plain state (but the account records, returned for the buffer `buffered` is, and
+/// kept in `account_writes`), its history and the block's change set; change sets before
 /// `keep_from` that the proof window no longer needs go.
 fn write_state(
     tx: &WriteTransaction,
     number: u64,
     changes: &[AccountChange],
+    buffered: &AccountLayers,
     proof_window: u64,
     keep_from: u64,
-) -> Result<(), StorageError> {
+) -> Result<BlockAccounts, StorageError> {
     let mut change_set = Vec::new();
-    let mut accounts = tx.open_table(ACCOUNTS)?;
+    let mut records = Vec::with_capacity(changes.len());
+    let accounts = tx.open_table(ACCOUNTS)?;
     let mut storage = tx.open_table(STORAGE)?;
     let mut code = tx.open_table(CODE)?;
     let mut account_history = tx.open_table(ACCOUNT_HISTORY)?;
     let mut storage_history = tx.open_table(STORAGE_HISTORY)?;
     for change in changes {
         let addr = change.address;
-        // One descent of the table: the write gives back the value it replaces.
-        let old = match &change.info {
-            Some(info) => {
-                accounts.insert(&addr.0 .0, encode_account(info, Some(number)).as_slice())?
-            }
-            None => accounts.remove(&addr.0 .0)?,
-        };
-        // An account created here needs no entry: its record says when it was written
+        // The record this block replaces: the latest buffered one, else the table's. An account
+        // created here needs no history entry: its record says when it was written
         // (`StoredAccount::at`).
-        if let Some(old) = old {
-            let old = old.value();
+        let buffered_old = buffered.get(&addr);
+        let stored = match buffered_old {
+            None => accounts.get(&addr.0 .0)?,
+            Some(_) => None,
+        };
+        if let Some(old) = buffered_old.unwrap_or_else(|| stored.as_ref().map(|v| v.value())) {
             decode_account(old)?;
             account_history.insert(codec::with_block(addr.as_slice(), number).as_slice(), old)?;
         }
+        let record = change
+            .info
+            .as_ref()
+            .map(|info| encode_account(info, Some(number)));
+        records.push((addr, record.map(Vec::into_boxed_slice)));
         change_set.extend_from_slice(addr.as_slice());
         let count_at = change_set.len();
         change_set.extend_from_slice(&[0; 4]);
@@ -464,6 +499,9 @@ fn write_state(
             }
         }
     }
+    let block = BlockAccounts::new(records);
+    tx.open_table(ACCOUNT_WRITES)?
+        .insert(number, block.encode().as_slice())?;
     let mut change_sets = tx.open_table(CHANGE_SETS)?;
     change_sets.insert(number, change_set.as_slice())?;
     // Only the proof window's change sets are read, and the buffered blocks' (a restart
@@ -479,7 +517,7 @@ fn write_state(
             old?;
         }
     }
-    Ok(())
+    Ok(block)
 }
 
 fn wipe_storage(
