@@ -108,10 +108,9 @@ impl Storage {
             };
             (get(TRIE_NEXT)?, get(TX_NEXT)?)
         };
-        // The account records this block writes, kept in memory with its trie nodes.
-        let mut block_accounts = None;
         let buffered = self.snapshots.accounts();
-        let (state_root, trie_writes) = {
+        // The block's account records are kept in memory with its trie nodes.
+        let ((state_root, trie_writes), block_accounts) = {
             // The parent block's trie as last written, for the trie update's threads to read
             // under the buffer (this write transaction is the only writer, so nothing commits
             // meanwhile).
@@ -135,24 +134,23 @@ impl Storage {
                             .ok()
                     })
                     .flatten();
-                block_accounts = Some(write_state(
+                let accounts = write_state(
                     &tx,
                     number,
                     changes,
                     &buffered,
                     self.proof_window,
                     keep_from,
-                )?);
+                )?;
                 let root = match beside {
                     Some(thread) => thread
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
                     None => root(),
                 };
-                root.map_err(StorageError::from)
+                Ok::<_, StorageError>((root?, accounts))
             })?
         };
-        let block_accounts = block_accounts.expect("written beside the root");
         let block = seal(state_root)?;
         let hash = write_block(&tx, number, &block)?;
         let txs = BlockTxs::new(number, &block.body);
@@ -288,9 +286,9 @@ impl Storage {
     }
 
     /// Rebuilds what was in memory when the node stopped without writing it out, and writes it:
-    /// the account records of the blocks from [`TRIE_NEXT`] on (`account_writes`), the trie nodes of the blocks from [`TRIE_NEXT`] to the head, replaying their change sets
-    /// (their accounts and slots as the head has them) over the stored trie, whose root must be
-    /// the head's state root; and the transaction index entries of the blocks from [`TX_NEXT`]
+    /// the account records of the blocks from [`TRIE_NEXT`] on (from `account_writes`); the
+    /// trie nodes of those blocks, replaying their change sets (their accounts and slots as the
+    /// head has them) over the stored trie, whose root must be the head's state root; and the transaction index entries of the blocks from [`TX_NEXT`]
     /// (or [`TRIE_NEXT`], in a database written before that key), from their bodies. Each is
     /// thus rebuilt once, however often the node restarts.
     pub(crate) fn rebuild_trie_buffer(&self) -> Result<(), StorageError> {
@@ -420,9 +418,10 @@ pub(crate) const OVERLAP_MIN_ACCOUNTS: usize = 64;
 /// a crash.
 const TRIE_BUFFER_OVERDUE: usize = 2;
 
-/// Writes the plain state (but the account records, returned for the buffer `buffered` is, and
-/// kept in `account_writes`), its history and the block's change set; change sets before
-/// `keep_from` that the proof window no longer needs go.
+/// Writes the block's plain state, its history and its change set, and returns its account
+/// records: they go to the buffer (`buffered` holds the earlier blocks' records) and to
+/// `account_writes`, not to `accounts`. Change sets before `keep_from` that the proof window no
+/// longer needs go.
 fn write_state(
     tx: &WriteTransaction,
     number: u64,
