@@ -126,24 +126,31 @@ mod tests {
         rlp
     }
 
+    /// An account with neither storage nor code.
+    fn eoa(nonce: u64, balance: U256) -> TrieAccount {
+        TrieAccount {
+            nonce,
+            balance,
+            storage_root: EMPTY_ROOT_HASH,
+            code_hash: KECCAK256_EMPTY,
+        }
+    }
+
     #[test]
     fn an_account_leaf_without_storage_or_code_is_stored_compact_and_read_back_as_it_was() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         for seed in 0..2_000u64 {
-            let account = TrieAccount {
-                nonce: match seed % 3 {
-                    0 => 0,
-                    1 => rng.gen_range(1..128),
-                    _ => rng.gen(),
-                },
-                balance: match seed % 4 {
-                    0 => U256::ZERO,
-                    1 => U256::from(rng.gen_range(1u64..128)),
-                    _ => U256::from_be_bytes(rng.gen::<[u8; 32]>()) >> rng.gen_range(0..256),
-                },
-                storage_root: EMPTY_ROOT_HASH,
-                code_hash: KECCAK256_EMPTY,
+            let nonce = match seed % 3 {
+                0 => 0,
+                1 => rng.gen_range(1..128),
+                _ => rng.gen(),
             };
+            let balance = match seed % 4 {
+                0 => U256::ZERO,
+                1 => U256::from(rng.gen_range(1u64..128)),
+                _ => U256::from_be_bytes(rng.gen::<[u8; 32]>()) >> rng.gen_range(0..256),
+            };
+            let account = eoa(nonce, balance);
             let rlp = leaf(rng.gen_range(0..=64), &account, seed);
             let stored = compact(&rlp).expect("an account without storage or code");
             assert!(stored.len() + 64 <= rlp.len(), "{stored:x?} for {rlp:x?}");
@@ -200,13 +207,7 @@ mod tests {
 
     #[test]
     fn a_damaged_compact_leaf_is_refused() {
-        let account = TrieAccount {
-            nonce: 3,
-            balance: U256::from(1_000_000),
-            storage_root: EMPTY_ROOT_HASH,
-            code_hash: KECCAK256_EMPTY,
-        };
-        let stored = compact(&leaf(50, &account, 3)).unwrap();
+        let stored = compact(&leaf(50, &eoa(3, U256::from(1_000_000)), 3)).unwrap();
         for damaged in [&stored[..stored.len() - 1], &[&stored[..], &[1]].concat()] {
             assert!(matches!(expand(damaged), Err(TrieError::Corrupt(_))));
         }
