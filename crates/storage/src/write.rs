@@ -295,9 +295,12 @@ impl Storage {
         // The account records first: the replay below reads the state at the head.
         let tx = self.db.begin_write()?;
         let blocks = account_buffer::replay(&tx)?;
-        tx.commit()?;
         if blocks > 0 {
+            tx.commit()?;
             tracing::info!(target: "l2node::storage", blocks, "wrote the account records of the last blocks");
+        } else {
+            // Nothing to write: no commit (and no wait for the disk) at every start.
+            tx.abort()?;
         }
         let snap = self.snapshot()?;
         // Transaction index entries are in memory whenever trie nodes are (`TX_NEXT` is at or
